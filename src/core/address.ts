@@ -1,0 +1,68 @@
+import { isIP } from 'node:net';
+
+/** A TCP address (IPv4 or IPv6 literal, or a host name) or a unix socket path. */
+export type Address = TcpAddress | UnixAddress;
+
+export interface TcpAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface UnixAddress {
+  readonly path: string;
+}
+
+export type AddressFamily = 'ipv4' | 'ipv6' | 'unix' | 'other';
+
+export function isUnixAddress(a: Address): a is UnixAddress {
+  return (a as UnixAddress).path !== undefined;
+}
+
+/** The canonical text form: `1.2.3.4:80`, `[::1]:80`, `unix:/tmp/sock`. Used as a map key everywhere. */
+export function addressKey(a: Address): string {
+  if (isUnixAddress(a)) return `unix:${a.path}`;
+  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
+}
+
+export function addressFamily(a: Address): AddressFamily {
+  if (isUnixAddress(a)) return 'unix';
+  switch (isIP(a.host)) {
+    case 4:
+      return 'ipv4';
+    case 6:
+      return 'ipv6';
+    default:
+      return 'other';
+  }
+}
+
+/**
+ * Parses the text form produced by {@link addressKey}. Throws a TypeError naming the input when it is not
+ * `host:port`, `[v6]:port` or `unix:path`.
+ */
+export function parseAddress(text: string): Address {
+  if (text.startsWith('unix:')) {
+    const path = text.slice(5);
+    if (path.length === 0) throw new TypeError(`invalid address "${text}": empty unix path`);
+    return { path };
+  }
+  let host: string;
+  let portText: string;
+  if (text.startsWith('[')) {
+    const close = text.indexOf(']');
+    if (close < 0 || text[close + 1] !== ':') throw new TypeError(`invalid address "${text}": expected [host]:port`);
+    host = text.slice(1, close);
+    portText = text.slice(close + 2);
+    if (isIP(host) !== 6) throw new TypeError(`invalid address "${text}": "${host}" is not an IPv6 literal`);
+  } else {
+    const colon = text.lastIndexOf(':');
+    if (colon <= 0 || text.indexOf(':') !== colon) {
+      throw new TypeError(`invalid address "${text}": expected host:port (IPv6 literals go in brackets)`);
+    }
+    host = text.slice(0, colon);
+    portText = text.slice(colon + 1);
+  }
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535) throw new TypeError(`invalid address "${text}": bad port`);
+  return { host, port };
+}

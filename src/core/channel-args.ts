@@ -1,0 +1,27 @@
+/**
+ * Channel-level settings that travel with every update (grpc-js channel options, sim update attributes).
+ * String keys are the documented public names; symbol keys are internal to lbtree and cannot be set by an
+ * application through channel options or a service config.
+ */
+export type ChannelArgs = Readonly<Record<string | symbol, unknown>>;
+
+export const NO_CHANNEL_ARGS: ChannelArgs = Object.freeze({});
+
+/** Reads a numeric setting; a missing or non-finite value gives the default. */
+export function numberArg(args: ChannelArgs, name: string | symbol, defaultValue: number): number {
+  const value = args[name];
+  return typeof value === 'number' && Number.isFinite(value) ? value : defaultValue;
+}
+
+/** Reads a boolean setting; accepts the strings "true"/"false" as environment variables and CLIs give them. */
+export function booleanArg(args: ChannelArgs, name: string | symbol, defaultValue: boolean): boolean {
+  const value = args[name];
+  if (typeof value === 'boolean') return value;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return defaultValue;
+}
+
+export function clamp(value: number, min: number, max: number): number {
+  return value < min ? min : value > max ? max : value;
+}

@@ -1,0 +1,81 @@
+import type { Status } from './status.js';
+import type { Subchannel } from './subchannel.js';
+
+/** Call metadata as a picker sees it (grpc-js `Metadata` fits this shape). */
+export interface CallMetadata {
+  get(key: string): ReadonlyArray<string | Uint8Array>;
+}
+
+export interface PickArgs {
+  readonly metadata: CallMetadata;
+  /** The request hash (A42), when a hash policy produced one. */
+  readonly hash?: bigint;
+  /** Per-call attributes set by filters (session affinity cookies and the like). */
+  readonly callAttributes?: ReadonlyMap<unknown, unknown>;
+}
+
+export interface CompletePick {
+  readonly type: 'complete';
+  readonly subchannel: Subchannel;
+  readonly onCallStarted?: () => void;
+  readonly onCallEnded?: (status: Status) => void;
+}
+export interface QueuePick {
+  readonly type: 'queue';
+}
+/** Fails the call, unless it is wait-for-ready, in which case the channel queues it. */
+export interface FailPick {
+  readonly type: 'fail';
+  readonly status: Status;
+}
+/** Fails the call even when it is wait-for-ready (load-balancer drops). */
+export interface DropPick {
+  readonly type: 'drop';
+  readonly status: Status;
+}
+export type PickResult = CompletePick | QueuePick | FailPick | DropPick;
+
+/** An immutable snapshot of a policy's routing decision. Picks must be cheap and allocation-free. */
+export interface Picker {
+  pick(args: PickArgs): PickResult;
+}
+
+export const QUEUE: QueuePick = Object.freeze({ type: 'queue' });
+
+/** Queues every call (CONNECTING). */
+export const queuePicker: Picker = { pick: () => QUEUE };
+
+/** Queues every call and, on the first pick, asks the policy to leave IDLE. */
+export class IdlePicker implements Picker {
+  private triggered = false;
+  constructor(private readonly exitIdle: () => void) {}
+  pick(): PickResult {
+    if (!this.triggered) {
+      this.triggered = true;
+      this.exitIdle();
+    }
+    return QUEUE;
+  }
+}
+
+/** Fails every call with one status (TRANSIENT_FAILURE). */
+export class FailPicker implements Picker {
+  private readonly result: FailPick;
+  constructor(readonly status: Status) {
+    this.result = Object.freeze({ type: 'fail', status });
+  }
+  pick(): PickResult {
+    return this.result;
+  }
+}
+
+/** Completes every call on one subchannel (pick_first's READY picker). */
+export class SubchannelPicker implements Picker {
+  private readonly result: CompletePick;
+  constructor(readonly subchannel: Subchannel) {
+    this.result = Object.freeze({ type: 'complete', subchannel });
+  }
+  pick(): PickResult {
+    return this.result;
+  }
+}

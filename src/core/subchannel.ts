@@ -1,0 +1,33 @@
+import type { Address } from './address.js';
+import type { ConnectivityState } from './connectivity-state.js';
+import type { Status } from './status.js';
+
+/** Receives state changes; `status` explains TRANSIENT_FAILURE (and is OK otherwise). */
+export type StateListener = (state: ConnectivityState, status: Status) => void;
+
+/** Stops a watch; harmless to call twice. */
+export type Unwatch = () => void;
+
+/**
+ * One connection to one address. A policy owns the handles it creates and must `release()` each one.
+ * Listeners are called only on changes, never re-entrantly from `requestConnection()` in the simulator.
+ */
+export interface Subchannel {
+  readonly address: Address;
+  /** `addressKey(address)`, computed once. */
+  readonly key: string;
+  /** The raw connectivity state. */
+  readonly state: ConnectivityState;
+  /**
+   * A61 generic health reporting: the state health mechanisms (client-side health checks, outlier detection)
+   * give this connection. Equals `state` unless the connection is READY and a mechanism says otherwise.
+   */
+  readonly health: ConnectivityState;
+  watchConnectivity(listener: StateListener): Unwatch;
+  watchHealth(listener: StateListener): Unwatch;
+  /** Starts connecting if IDLE; otherwise does nothing. */
+  requestConnection(): void;
+  resetBackoff(): void;
+  /** Gives the handle back; no listener of this handle is called afterwards. */
+  release(): void;
+}

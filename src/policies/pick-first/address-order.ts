@@ -1,0 +1,65 @@
+import { type Address, type AddressFamily, type Attributes, addressFamily, addressKey, type Endpoint } from '../../core/index.js';
+
+/** One address of the flattened list, remembering the endpoint attributes its subchannel is created with. */
+export interface FlatAddress {
+  readonly address: Address;
+  readonly key: string;
+  readonly attributes: Attributes;
+}
+
+/**
+ * A62 shuffle: Fisher-Yates over the ENDPOINTS (A61 "Flattening": never the addresses inside one).
+ * Every permutation is equally likely, two-element lists included.
+ */
+export function shuffleEndpoints(endpoints: readonly Endpoint[], random: () => number): Endpoint[] {
+  const out = endpoints.slice();
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    const t = out[i]!;
+    out[i] = out[j]!;
+    out[j] = t;
+  }
+  return out;
+}
+
+/** A61 "Flattening": concatenate the endpoints' addresses in order; a repeated address keeps its first place. */
+export function flattenEndpoints(endpoints: readonly Endpoint[]): FlatAddress[] {
+  const seen = new Set<string>();
+  const out: FlatAddress[] = [];
+  for (const e of endpoints) {
+    for (const address of e.addresses) {
+      const key = addressKey(address);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({ address, key, attributes: e.attributes });
+    }
+  }
+  return out;
+}
+
+/**
+ * RFC 8305 section 4 interleaving (First Address Family Count = 1): alternate between address families,
+ * starting with the family of the first address and keeping each family's relative order. With more than two
+ * families present (unix paths, host names) they take turns in order of first appearance.
+ */
+export function interleaveFamilies(list: readonly FlatAddress[]): FlatAddress[] {
+  const byFamily = new Map<AddressFamily, FlatAddress[]>();
+  for (const a of list) {
+    const family = addressFamily(a.address);
+    let bucket = byFamily.get(family);
+    if (!bucket) {
+      bucket = [];
+      byFamily.set(family, bucket);
+    }
+    bucket.push(a);
+  }
+  if (byFamily.size <= 1) return list.slice();
+  const buckets = [...byFamily.values()];
+  const out: FlatAddress[] = [];
+  for (let i = 0; out.length < list.length; i++) {
+    for (const bucket of buckets) {
+      if (i < bucket.length) out.push(bucket[i]!);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,3 @@
+export * from './address-order.js';
+export * from './config.js';
+export * from './pick-first.js';

@@ -1,0 +1,356 @@
+import {
+  booleanArg,
+  type CancelTimer,
+  CONNECTING,
+  type ConnectivityState,
+  clamp,
+  FailPicker,
+  type Helper,
+  IDLE,
+  IdlePicker,
+  type LbUpdate,
+  type LoadBalancer,
+  numberArg,
+  OK_STATUS,
+  type Picker,
+  type PolicyFactory,
+  queuePicker,
+  READY,
+  type Status,
+  type Subchannel,
+  SubchannelPicker,
+  TRANSIENT_FAILURE,
+  type Unwatch,
+  formatStatus,
+  unavailable,
+} from '../../core/index.js';
+import { type FlatAddress, flattenEndpoints, interleaveFamilies, shuffleEndpoints } from './address-order.js';
+import {
+  CONNECTION_ATTEMPT_DELAY_ARG,
+  DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+  HEALTH_WATCH_ARG,
+  MAX_CONNECTION_ATTEMPT_DELAY_MS,
+  MIN_CONNECTION_ATTEMPT_DELAY_MS,
+  PICK_FIRST,
+  type PickFirstConfig,
+  parsePickFirstConfig,
+} from './config.js';
+
+/** One address pick_first holds a subchannel for. */
+class Attempt {
+  /** The raw state as last delivered to us. */
+  state: ConnectivityState;
+  /** Whether this address has failed since the current Happy Eyeballs pass started. */
+  failedThisPass = false;
+  released = false;
+  unwatchHealth: Unwatch | null = null;
+  private readonly unwatch: Unwatch;
+
+  constructor(
+    readonly address: FlatAddress,
+    readonly subchannel: Subchannel,
+    onState: (attempt: Attempt, state: ConnectivityState, status: Status) => void,
+  ) {
+    this.state = subchannel.state;
+    this.unwatch = subchannel.watchConnectivity((state, status) => onState(this, state, status));
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.unwatch();
+    this.unwatchHealth?.();
+    this.subchannel.release();
+  }
+}
+
+/**
+ * pick_first (A62 sticky TRANSIENT_FAILURE and shuffling, A61 Happy Eyeballs and generic health reporting):
+ * the universal leaf. It connects to one address of its list and sends every call there.
+ */
+export class PickFirst implements LoadBalancer<PickFirstConfig> {
+  private addresses: readonly FlatAddress[] | null = null;
+  /** The addresses of the running pass (or of sticky-TF retrying), in attempt order. */
+  private attempts: Attempt[] = [];
+  private firstPass = false;
+  /** Index in `attempts` of the address the Happy Eyeballs timer is waiting on. */
+  private passIndex = 0;
+  private passTimer: CancelTimer | null = null;
+  /** Failures seen after the first pass; re-resolution is requested each time it reaches the list size. */
+  private failuresAfterPass = 0;
+  private lastError: Status | null = null;
+  private selected: Attempt | null = null;
+  private reported: ConnectivityState = CONNECTING;
+  private healthWatch = false;
+  private attemptDelayMs = DEFAULT_CONNECTION_ATTEMPT_DELAY_MS;
+  private idleExitScheduled = false;
+  private destroyed = false;
+  private readonly onAttemptState = (a: Attempt, state: ConnectivityState, status: Status) =>
+    this.handleAttemptState(a, state, status);
+
+  constructor(private readonly helper: Helper) {}
+
+  update(update: LbUpdate<PickFirstConfig>): boolean {
+    if (this.destroyed) return false;
+    this.healthWatch = booleanArg(update.attributes, HEALTH_WATCH_ARG, false);
+    this.attemptDelayMs = clamp(
+      numberArg(update.attributes, CONNECTION_ATTEMPT_DELAY_ARG, DEFAULT_CONNECTION_ATTEMPT_DELAY_MS),
+      MIN_CONNECTION_ATTEMPT_DELAY_MS,
+      MAX_CONNECTION_ATTEMPT_DELAY_MS,
+    );
+    const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
+    if (!update.endpoints.ok) {
+      // A resolver error with a previous list is ignored: the previous list keeps serving.
+      if (this.addresses === null) {
+        this.failWithoutAddresses(unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`));
+      }
+      return false;
+    }
+    let endpoints = update.endpoints.value;
+    if (update.config.shuffleAddressList) endpoints = shuffleEndpoints(endpoints, () => this.helper.random());
+    const addresses = interleaveFamilies(flattenEndpoints(endpoints));
+    if (addresses.length === 0) {
+      this.failWithoutAddresses(unavailable(`empty address list${note}`));
+      return false;
+    }
+    this.addresses = addresses;
+    const selected = this.selected;
+    if (selected && addresses.some((a) => a.key === selected.address.key)) {
+      // Still connected to an address of the new list: keep serving on it; a pass for an older list ends.
+      this.releaseAttempts();
+      return true;
+    }
+    // While IDLE, the next exitIdle() (or a pick) starts the pass over the latest list.
+    if (this.reported === IDLE && !selected) return true;
+    this.startPass(addresses);
+    return true;
+  }
+
+  exitIdle(): void {
+    if (this.destroyed || this.reported !== IDLE || this.selected || !this.addresses) return;
+    this.startPass(this.addresses);
+  }
+
+  resetBackoff(): void {
+    for (const a of this.attempts) a.subchannel.resetBackoff();
+    this.selected?.subchannel.resetBackoff();
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    this.releaseAttempts();
+    this.selected?.release();
+    this.selected = null;
+  }
+
+  /** Empty list, or a resolver error before any list: drop everything and fail (A62, sticky). */
+  private failWithoutAddresses(status: Status): void {
+    this.addresses = null;
+    this.releaseAttempts();
+    this.selected?.release();
+    this.selected = null;
+    this.helper.requestReresolution();
+    this.report(TRANSIENT_FAILURE, status, new FailPicker(status));
+  }
+
+  /**
+   * Starts a Happy Eyeballs pass (A61). Subchannels for addresses already held are kept (their backoff state
+   * with them); the rest are created, and those no longer listed are released.
+   */
+  private startPass(addresses: readonly FlatAddress[]): void {
+    const previous = new Map<string, Attempt>();
+    for (const a of this.attempts) previous.set(a.address.key, a);
+    const next: Attempt[] = new Array(addresses.length);
+    for (let i = 0; i < addresses.length; i++) {
+      const address = addresses[i]!;
+      const kept = previous.get(address.key);
+      if (kept) {
+        previous.delete(address.key);
+        kept.failedThisPass = false;
+        next[i] = kept;
+      } else {
+        const subchannel = this.helper.createSubchannel(address.address, address.attributes);
+        next[i] = new Attempt(address, subchannel, this.onAttemptState);
+      }
+    }
+    for (const stale of previous.values()) stale.release();
+    this.cancelPassTimer();
+    this.attempts = next;
+    this.firstPass = true;
+    this.failuresAfterPass = 0;
+    // Sticky TRANSIENT_FAILURE (A62): a new list does not leave TF; only READY does.
+    if (!this.selected && this.reported !== TRANSIENT_FAILURE) this.report(CONNECTING, OK_STATUS, queuePicker);
+    this.attemptFrom(0);
+  }
+
+  /** A61: walk the list from `index`, starting one connection attempt and the Connection Attempt Delay timer. */
+  private attemptFrom(index: number): void {
+    const attempts = this.attempts;
+    for (let i = index; i < attempts.length; i++) {
+      const a = attempts[i]!;
+      switch (a.state) {
+        case READY:
+          this.select(a);
+          return;
+        case IDLE:
+          a.subchannel.requestConnection();
+          this.waitOn(i);
+          return;
+        case CONNECTING:
+          // Already connecting: treat it as requested.
+          this.waitOn(i);
+          return;
+        case TRANSIENT_FAILURE:
+          // In backoff after a recent failure: counts as attempted; move on at once.
+          a.failedThisPass = true;
+          break;
+        default:
+          break;
+      }
+    }
+    this.passIndex = attempts.length;
+    this.maybeFinishPass();
+  }
+
+  private waitOn(index: number): void {
+    this.passIndex = index;
+    if (index === this.attempts.length - 1) return; // the last address: wait for the attempt itself
+    this.passTimer = this.helper.clock.setTimer(this.attemptDelayMs, () => {
+      this.passTimer = null;
+      this.attemptFrom(index + 1);
+    });
+  }
+
+  private cancelPassTimer(): void {
+    this.passTimer?.();
+    this.passTimer = null;
+  }
+
+  private handleAttemptState(a: Attempt, state: ConnectivityState, status: Status): void {
+    if (a.released || this.destroyed) return;
+    a.state = state;
+    if (a === this.selected) {
+      if (state !== READY) this.onSelectedLost(a);
+      return;
+    }
+    switch (state) {
+      case READY:
+        // The first READY wins, even one we did not ask for.
+        this.select(a);
+        return;
+      case TRANSIENT_FAILURE:
+        this.lastError = status;
+        a.failedThisPass = true;
+        if (this.firstPass) {
+          if (this.attempts[this.passIndex] === a) {
+            // The address being waited on failed: move on without waiting for the timer.
+            this.cancelPassTimer();
+            this.attemptFrom(this.passIndex + 1);
+          } else {
+            this.maybeFinishPass();
+          }
+          return;
+        }
+        if (++this.failuresAfterPass >= this.attempts.length) {
+          this.failuresAfterPass = 0;
+          this.helper.requestReresolution();
+        }
+        if (!this.selected) this.reportFailure();
+        return;
+      case IDLE:
+        // Backoff is over. After the first pass we keep trying every address (A62 sticky TF); during the
+        // pass the address waits for the pass to finish.
+        if (!this.firstPass) a.subchannel.requestConnection();
+        return;
+      default:
+        return;
+    }
+  }
+
+  private maybeFinishPass(): void {
+    if (!this.firstPass) return;
+    for (const a of this.attempts) if (!a.failedThisPass) return;
+    this.firstPass = false;
+    this.cancelPassTimer();
+    this.failuresAfterPass = 0;
+    this.helper.requestReresolution();
+    for (const a of this.attempts) if (a.state === IDLE) a.subchannel.requestConnection();
+    if (!this.selected) this.reportFailure();
+  }
+
+  private reportFailure(): void {
+    const last = this.lastError ? formatStatus(this.lastError) : 'unknown';
+    const status = unavailable(`failed to connect to all addresses; last error: ${last}`);
+    this.report(TRANSIENT_FAILURE, status, new FailPicker(status));
+  }
+
+  /** Chooses a READY subchannel: every other subchannel is released, in-flight attempts included. */
+  private select(a: Attempt): void {
+    this.cancelPassTimer();
+    const previous = this.selected;
+    this.selected = a;
+    this.attempts = this.attempts.filter((x) => x !== a);
+    this.releaseAttempts();
+    previous?.release();
+    if (this.healthWatch) {
+      a.unwatchHealth = a.subchannel.watchHealth((state, status) => {
+        if (a === this.selected && a.state === READY) this.reportHealth(a, state, status);
+      });
+      this.reportHealth(a, a.subchannel.health, OK_STATUS);
+    } else {
+      this.report(READY, OK_STATUS, new SubchannelPicker(a.subchannel));
+    }
+  }
+
+  /** A61: with the health watch on, the chosen connection's health is what the parent sees. */
+  private reportHealth(a: Attempt, health: ConnectivityState, status: Status): void {
+    if (health === READY) {
+      this.report(READY, OK_STATUS, new SubchannelPicker(a.subchannel));
+    } else if (health === TRANSIENT_FAILURE) {
+      const failure = status.code === 0 ? unavailable(`backend ${a.address.key} is unhealthy`) : status;
+      this.report(TRANSIENT_FAILURE, failure, new FailPicker(failure));
+    } else {
+      this.report(health, OK_STATUS, queuePicker);
+    }
+  }
+
+  /** The chosen connection left READY: drop it, re-resolve, and go IDLE (or keep a newer list's pass). */
+  private onSelectedLost(a: Attempt): void {
+    a.release();
+    this.selected = null;
+    this.helper.requestReresolution();
+    if (this.attempts.length > 0) {
+      // A pass over a newer list was running while we served the old connection; it now decides.
+      if (this.firstPass) this.report(CONNECTING, OK_STATUS, queuePicker);
+      else this.reportFailure();
+      return;
+    }
+    this.idleExitScheduled = false;
+    this.report(IDLE, OK_STATUS, new IdlePicker(() => this.scheduleExitIdle()));
+  }
+
+  /** A pick on the IDLE picker asks to reconnect; hop off the data path before touching subchannels. */
+  private scheduleExitIdle(): void {
+    if (this.idleExitScheduled) return;
+    this.idleExitScheduled = true;
+    this.helper.clock.setTimer(0, () => this.exitIdle());
+  }
+
+  private releaseAttempts(): void {
+    this.cancelPassTimer();
+    for (const a of this.attempts) a.release();
+    this.attempts = [];
+    this.firstPass = false;
+  }
+
+  private report(state: ConnectivityState, status: Status, picker: Picker): void {
+    this.reported = state;
+    this.helper.updateState(state, status, picker);
+  }
+}
+
+export const pickFirstFactory: PolicyFactory<PickFirstConfig> = {
+  name: PICK_FIRST,
+  parseConfig: (json, path) => parsePickFirstConfig(json, path),
+  create: (helper) => new PickFirst(helper),
+};

@@ -1,0 +1,234 @@
+import {
+  type Address,
+  addressKey,
+  type CancelTimer,
+  type Clock,
+  type ConnectivityState,
+  IDLE,
+  OK_STATUS,
+  READY,
+  type StateListener,
+  type Status,
+  type Subchannel,
+  TRANSIENT_FAILURE,
+  unavailable,
+  type Unwatch,
+} from '../core/index.js';
+
+/** What every connection attempt on an address does (`sim.script`). */
+export type ConnectionScript =
+  | { readonly connectAfterMs: number }
+  | { readonly failAfterMs: number; readonly details?: string }
+  | 'hang';
+
+/** What the fake needs from the simulation that owns it. */
+export interface FakeSubchannelHost {
+  readonly clock: Clock;
+  backoffMs(): number;
+  scriptFor(key: string): ConnectionScript | undefined;
+  onUnreferenced(fake: FakeSubchannel): void;
+}
+
+/**
+ * The one simulated connection to an address, shared by every handle a policy creates for it (as a real
+ * subchannel pool shares them). Listeners hear about changes on the next turn of the virtual clock, never
+ * from inside the call that caused them, the way a work serializer delivers them.
+ */
+export class FakeSubchannel {
+  readonly key: string;
+  state: ConnectivityState = IDLE;
+  status: Status = OK_STATUS;
+  /** Calls to requestConnection() from any handle. */
+  connectionRequests = 0;
+  /** Whether every handle has been released. */
+  released = false;
+  private healthOverride: { state: ConnectivityState; status: Status } | null = null;
+  private readonly handles = new Set<SubchannelHandle>();
+  private pending: CancelTimer | null = null;
+
+  constructor(
+    readonly address: Address,
+    private readonly host: FakeSubchannelHost,
+  ) {
+    this.key = addressKey(address);
+  }
+
+  /** The A61 generic health state: the raw state, unless READY and a health mechanism says otherwise. */
+  get health(): ConnectivityState {
+    return this.state === READY ? (this.healthOverride?.state ?? READY) : this.state;
+  }
+
+  get healthStatus(): Status {
+    return this.state === READY ? (this.healthOverride?.status ?? OK_STATUS) : this.status;
+  }
+
+  /** Handles currently holding this subchannel. */
+  get refs(): number {
+    return this.handles.size;
+  }
+
+  /** Drives the connection by hand (cancels any scripted outcome in flight). */
+  setState(state: ConnectivityState, status?: Status): void {
+    this.cancelPending();
+    this.transition(state, status ?? (state === TRANSIENT_FAILURE ? unavailable(`${this.key}: connection failed`) : OK_STATUS));
+  }
+
+  /** Sets what health mechanisms say about this connection (reported while it is READY). */
+  setHealth(state: ConnectivityState, status?: Status): void {
+    const before = this.health;
+    const beforeStatus = this.healthStatus;
+    this.healthOverride =
+      state === READY ? null : { state, status: status ?? unavailable(`${this.key}: health check failed`) };
+    this.notifyHealthIfChanged(before, beforeStatus);
+  }
+
+  newHandle(): SubchannelHandle {
+    const handle = new SubchannelHandle(this);
+    this.handles.add(handle);
+    return handle;
+  }
+
+  requestConnection(): void {
+    this.connectionRequests++;
+    if (this.state !== IDLE || this.released) return;
+    this.transition('CONNECTING', OK_STATUS);
+    const script = this.host.scriptFor(this.key);
+    if (script === undefined || script === 'hang') return;
+    if ('connectAfterMs' in script) {
+      this.pending = this.host.clock.setTimer(script.connectAfterMs, () => {
+        this.pending = null;
+        this.transition(READY, OK_STATUS);
+      });
+    } else {
+      this.pending = this.host.clock.setTimer(script.failAfterMs, () => {
+        this.pending = null;
+        this.transition(TRANSIENT_FAILURE, unavailable(script.details ?? `${this.key}: connection refused`));
+      });
+    }
+  }
+
+  resetBackoff(): void {
+    if (this.state === TRANSIENT_FAILURE && this.pending) {
+      this.cancelPending();
+      this.transition(IDLE, OK_STATUS);
+    }
+  }
+
+  /** @internal */
+  dropHandle(handle: SubchannelHandle): void {
+    this.handles.delete(handle);
+    if (this.handles.size === 0 && !this.released) {
+      this.released = true;
+      this.cancelPending();
+      this.host.onUnreferenced(this);
+    }
+  }
+
+  private transition(state: ConnectivityState, status: Status): void {
+    const before = this.health;
+    const beforeStatus = this.healthStatus;
+    if (state === this.state && status === this.status) return;
+    this.state = state;
+    this.status = status;
+    for (const h of this.handles) h.deliverConnectivity(state, status);
+    this.notifyHealthIfChanged(before, beforeStatus);
+    if (state === TRANSIENT_FAILURE) {
+      // Real subchannels back off after a failure, then go IDLE and wait to be asked again.
+      this.pending = this.host.clock.setTimer(this.host.backoffMs(), () => {
+        this.pending = null;
+        this.transition(IDLE, OK_STATUS);
+      });
+    }
+  }
+
+  private notifyHealthIfChanged(before: ConnectivityState, beforeStatus: Status): void {
+    const health = this.health;
+    const status = this.healthStatus;
+    if (health === before && status === beforeStatus) return;
+    for (const h of this.handles) h.deliverHealth(health, status);
+  }
+
+  private cancelPending(): void {
+    this.pending?.();
+    this.pending = null;
+  }
+
+  /** @internal */
+  get clock(): Clock {
+    return this.host.clock;
+  }
+}
+
+/** What a policy holds: one reference to a {@link FakeSubchannel}. */
+export class SubchannelHandle implements Subchannel {
+  private readonly connectivityListeners = new Set<StateListener>();
+  private readonly healthListeners = new Set<StateListener>();
+  private released = false;
+
+  constructor(readonly fake: FakeSubchannel) {}
+
+  get address(): Address {
+    return this.fake.address;
+  }
+  get key(): string {
+    return this.fake.key;
+  }
+  get state(): ConnectivityState {
+    return this.fake.state;
+  }
+  get health(): ConnectivityState {
+    return this.fake.health;
+  }
+
+  watchConnectivity(listener: StateListener): Unwatch {
+    return this.watch(this.connectivityListeners, listener);
+  }
+
+  watchHealth(listener: StateListener): Unwatch {
+    return this.watch(this.healthListeners, listener);
+  }
+
+  requestConnection(): void {
+    if (!this.released) this.fake.requestConnection();
+  }
+
+  resetBackoff(): void {
+    if (!this.released) this.fake.resetBackoff();
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.connectivityListeners.clear();
+    this.healthListeners.clear();
+    this.fake.dropHandle(this);
+  }
+
+  /** @internal */
+  deliverConnectivity(state: ConnectivityState, status: Status): void {
+    this.deliver(this.connectivityListeners, state, status);
+  }
+
+  /** @internal */
+  deliverHealth(state: ConnectivityState, status: Status): void {
+    this.deliver(this.healthListeners, state, status);
+  }
+
+  private watch(set: Set<StateListener>, listener: StateListener): Unwatch {
+    if (this.released) return () => {};
+    // Wrap so that the same function can watch twice and unwatch independently.
+    const entry: StateListener = (state, status) => listener(state, status);
+    set.add(entry);
+    return () => {
+      set.delete(entry);
+    };
+  }
+
+  private deliver(set: Set<StateListener>, state: ConnectivityState, status: Status): void {
+    if (set.size === 0) return;
+    // Delivered on the next turn of the clock: the policy never hears of a change inside its own call.
+    this.fake.clock.setTimer(0, () => {
+      for (const listener of set) listener(state, status);
+    });
+  }
+}

@@ -1,0 +1,237 @@
+import {
+  type Address,
+  type Attributes,
+  type ChannelArgs,
+  ConfigError,
+  type ConnectivityState,
+  CONNECTING,
+  type Helper,
+  type LbUpdate,
+  type LoadBalancer,
+  NO_CHANNEL_ARGS,
+  ok,
+  OK_STATUS,
+  type ParsedLbConfig,
+  type Picker,
+  type PickResult,
+  queuePicker,
+  type Registry,
+  type Status,
+  err,
+} from '../core/index.js';
+import { type ConnectionScript, FakeSubchannel, type SubchannelHandle } from './fake-subchannel.js';
+import { type EndpointInput, toEndpoint } from './plain-endpoints.js';
+import { seededRandom } from './seeded-random.js';
+import { VirtualClock } from './virtual-clock.js';
+
+export interface SimulationOptions {
+  /** How long a subchannel backs off after a failed attempt before going IDLE (ms). Default 1000. */
+  backoffMs?: number;
+  /** Seed of the random source policies see (shuffles, random start indexes). Default 1. */
+  seed?: number;
+  /** Collect trace lines in `sim.traces`. */
+  trace?: boolean;
+}
+
+export interface HistoryEntry {
+  readonly at: number;
+  readonly state: ConnectivityState;
+  readonly status: Status;
+}
+
+/** Metadata as tests write it: header name → value(s). */
+export type PlainMetadata = Readonly<Record<string, string | readonly string[]>>;
+
+export type SimPickResult =
+  | { readonly type: 'complete'; readonly address: string; readonly subchannel: SubchannelHandle }
+  | { readonly type: 'queue' }
+  | { readonly type: 'fail'; readonly status: Status }
+  | { readonly type: 'drop'; readonly status: Status };
+
+/**
+ * A deterministic channel for one policy tree: virtual time, scripted fake subchannels, and a recording
+ * helper. Every operation runs the work it causes (state deliveries, zero-delay hops) before returning.
+ */
+export class Simulation {
+  readonly options: { backoffMs: number; seed: number; trace: boolean };
+  readonly clock = new VirtualClock();
+  readonly history: HistoryEntry[] = [];
+  readonly traces: string[] = [];
+  state: ConnectivityState = CONNECTING;
+  status: Status = OK_STATUS;
+  picker: Picker = queuePicker;
+  reresolutionRequests = 0;
+  /** Subchannel handles created by the policy tree, in order. */
+  subchannelsCreated = 0;
+  /** The ConfigError of the last rejected config, if any. */
+  lastConfigError: ConfigError | undefined;
+  private root: LoadBalancer | null = null;
+  private rootConfig: ParsedLbConfig | null = null;
+  private readonly fakes = new Map<string, FakeSubchannel>();
+  private readonly scripts = new Map<string, ConnectionScript>();
+  private readonly random: () => number;
+  private readonly helper: Helper;
+
+  constructor(
+    readonly registry: Registry,
+    options: SimulationOptions = {},
+  ) {
+    this.options = { backoffMs: options.backoffMs ?? 1000, seed: options.seed ?? 1, trace: options.trace ?? false };
+    this.random = seededRandom(this.options.seed);
+    const host = {
+      clock: this.clock,
+      backoffMs: () => this.options.backoffMs,
+      scriptFor: (key: string) => this.scripts.get(key),
+      onUnreferenced: () => {},
+    };
+    this.helper = {
+      createSubchannel: (address: Address, _attributes: Attributes) => {
+        const key = new FakeSubchannel(address, host).key;
+        let fake = this.fakes.get(key);
+        if (!fake || fake.released) {
+          fake = new FakeSubchannel(address, host);
+          this.fakes.set(key, fake);
+        }
+        this.subchannelsCreated++;
+        return fake.newHandle();
+      },
+      updateState: (state, status, picker) => {
+        this.state = state;
+        this.status = status;
+        this.picker = picker;
+        this.history.push({ at: this.clock.now(), state, status });
+      },
+      requestReresolution: () => {
+        this.reresolutionRequests++;
+      },
+      clock: this.clock,
+      random: () => this.random(),
+      trace: (message) => {
+        if (this.options.trace) this.traces.push(`${this.clock.now()}ms ${message()}`);
+      },
+    };
+  }
+
+  get now(): number {
+    return this.clock.now();
+  }
+
+  /** Builds the root policy from a LoadBalancingConfig list (or one entry). Throws a ConfigError if invalid. */
+  createRoot(configJson: unknown): LoadBalancer {
+    const parsed = this.registry.parseLbConfigList(configJson);
+    this.root?.destroy();
+    this.rootConfig = parsed;
+    this.root = this.registry.create(parsed, this.helper);
+    return this.root;
+  }
+
+  /**
+   * Delivers a resolver update and returns whether the policy accepted it. A config that does not parse is
+   * rejected (false, `lastConfigError` set) and the running tree keeps serving.
+   */
+  update(endpoints: readonly EndpointInput[], configJson?: unknown, attributes: ChannelArgs = NO_CHANNEL_ARGS): boolean {
+    if (!this.applyConfig(configJson)) return false;
+    return this.deliver({ endpoints: ok(endpoints.map(toEndpoint)), config: this.rootConfig!.config, attributes });
+  }
+
+  /** Delivers a resolver error. */
+  updateError(status: Status, attributes: ChannelArgs = NO_CHANNEL_ARGS): boolean {
+    if (!this.root) throw new Error('call sim.createRoot(config) before delivering updates');
+    return this.deliver({ endpoints: err(status), config: this.rootConfig!.config, attributes });
+  }
+
+  /** The fake subchannel for an address; throws if the policy never created one. */
+  subchannel(addressKey: string): FakeSubchannel {
+    const fake = this.fakes.get(addressKey);
+    if (!fake) throw new Error(`no subchannel was created for ${addressKey}`);
+    return fake;
+  }
+
+  findSubchannel(addressKey: string): FakeSubchannel | undefined {
+    return this.fakes.get(addressKey);
+  }
+
+  /** Every address a subchannel was ever created for, and its current fake. */
+  get subchannels(): ReadonlyMap<string, FakeSubchannel> {
+    return this.fakes;
+  }
+
+  /** Scripts every future connection attempt on an address. */
+  script(addressKey: string, outcome: ConnectionScript): void {
+    this.scripts.set(addressKey, outcome);
+  }
+
+  /** Moves virtual time forward, running timers in order. */
+  advance(ms: number): void {
+    this.clock.advance(ms);
+  }
+
+  /** Runs the work due now (called by every operation; tests rarely need it). */
+  flush(): void {
+    this.clock.runDue();
+  }
+
+  pick(options: { hash?: bigint; metadata?: PlainMetadata; callAttributes?: ReadonlyMap<unknown, unknown> } = {}): SimPickResult {
+    const metadata = options.metadata ?? {};
+    const result: PickResult = this.picker.pick({
+      metadata: {
+        get: (key) => {
+          const v = metadata[key.toLowerCase()] ?? metadata[key];
+          return v === undefined ? [] : typeof v === 'string' ? [v] : v;
+        },
+      },
+      ...(options.hash !== undefined ? { hash: options.hash } : {}),
+      ...(options.callAttributes ? { callAttributes: options.callAttributes } : {}),
+    });
+    this.flush();
+    if (result.type === 'complete') {
+      const subchannel = result.subchannel as SubchannelHandle;
+      return { type: 'complete', address: subchannel.key, subchannel };
+    }
+    return result;
+  }
+
+  /** Calls resetBackoff / exitIdle on the root, as a channel does. */
+  resetBackoff(): void {
+    this.root?.resetBackoff();
+    this.flush();
+  }
+
+  exitIdle(): void {
+    this.root?.exitIdle();
+    this.flush();
+  }
+
+  destroy(): void {
+    this.root?.destroy();
+    this.root = null;
+    this.flush();
+  }
+
+  private applyConfig(configJson: unknown): boolean {
+    if (configJson === undefined) {
+      if (!this.root) throw new Error('call sim.createRoot(config) or pass a config with the first update');
+      return true;
+    }
+    let parsed: ParsedLbConfig;
+    try {
+      parsed = this.registry.parseLbConfigList(configJson);
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      this.lastConfigError = e;
+      return false;
+    }
+    if (!this.root || this.rootConfig?.factory.name !== parsed.factory.name) {
+      this.root?.destroy();
+      this.root = this.registry.create(parsed, this.helper);
+    }
+    this.rootConfig = parsed;
+    return true;
+  }
+
+  private deliver(update: LbUpdate): boolean {
+    const accepted = this.root!.update(update);
+    this.flush();
+    return accepted;
+  }
+}
