@@ -50,7 +50,8 @@ export function parseAddress(text: string): Address {
   let portText: string;
   if (text.startsWith('[')) {
     const close = text.indexOf(']');
-    if (close < 0 || text[close + 1] !== ':') throw new TypeError(`invalid address "${text}": expected [host]:port`);
+    if (close < 0 || text[close + 1] !== ':')
+      throw new TypeError(`invalid address "${text}": expected [host]:port`);
     host = text.slice(1, close);
     portText = text.slice(close + 2);
     if (isIP(host) !== 6) throw new TypeError(`invalid address "${text}": "${host}" is not an IPv6 literal`);

@@ -23,5 +23,5 @@ export function booleanArg(args: ChannelArgs, name: string | symbol, defaultValu
 }
 
 export function clamp(value: number, min: number, max: number): number {
-  return value < min ? min : value > max ? max : value;
+  return Math.min(Math.max(value, min), max);
 }

@@ -44,7 +44,10 @@ export class ConfigReader {
     const hasProto =
       protoName !== jsonName && this.object[protoName] !== undefined && this.object[protoName] !== null;
     if (hasJson && hasProto) {
-      throw new ConfigError(childPath(this.path, jsonName), `given twice, as "${jsonName}" and "${protoName}"`);
+      throw new ConfigError(
+        childPath(this.path, jsonName),
+        `given twice, as "${jsonName}" and "${protoName}"`,
+      );
     }
     if (hasJson) return { value: this.object[jsonName], path: childPath(this.path, jsonName) };
     if (hasProto) return { value: this.object[protoName], path: childPath(this.path, protoName) };

@@ -13,7 +13,9 @@ export class Registry implements PolicyLookup {
 
   register(factory: PolicyFactory, options: RegisterOptions = {}): void {
     if (this.factories.has(factory.name) && !options.override) {
-      throw new Error(`LB policy "${factory.name}" is already registered (pass { override: true } to replace it)`);
+      throw new Error(
+        `LB policy "${factory.name}" is already registered (pass { override: true } to replace it)`,
+      );
     }
     this.factories.set(factory.name, factory);
   }

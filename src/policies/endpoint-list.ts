@@ -1,13 +1,13 @@
 import {
-  CONNECTING,
   type ChannelArgs,
+  CONNECTING,
   type ConnectivityState,
   childHelper,
   type Endpoint,
   endpointKey,
   type Helper,
-  ok,
   OK_STATUS,
+  ok,
   type Picker,
   queuePicker,
   type Status,
@@ -115,7 +115,12 @@ export class EndpointList {
     child.policy.destroy();
   }
 
-  private onChildReport(child: EndpointChild, state: ConnectivityState, status: Status, picker: Picker): void {
+  private onChildReport(
+    child: EndpointChild,
+    state: ConnectivityState,
+    status: Status,
+    picker: Picker,
+  ): void {
     if (child.state === 'SHUTDOWN') return;
     const previous = child.state;
     this.counts[previous]--;

@@ -1,21 +1,21 @@
 import {
   CONNECTING,
-  type ConnectivityState,
   ConfigReader,
+  type ConnectivityState,
+  FailPicker,
   type Helper,
   IDLE,
   type LbUpdate,
   type LoadBalancer,
   OK_STATUS,
-  type Picker,
   type PickArgs,
+  type Picker,
   type PickResult,
   type PolicyFactory,
   queuePicker,
   READY,
   type Status,
   TRANSIENT_FAILURE,
-  FailPicker,
   unavailable,
 } from '../core/index.js';
 import { type EndpointChild, EndpointList } from './endpoint-list.js';
@@ -47,7 +47,9 @@ export class RoundRobin implements LoadBalancer<object> {
   private lastFailed: EndpointChild | null = null;
 
   constructor(private readonly helper: Helper) {
-    this.list = new EndpointList(helper, { onChildState: (child, previous) => this.onChildState(child, previous) });
+    this.list = new EndpointList(helper, {
+      onChildState: (child, previous) => this.onChildState(child, previous),
+    });
   }
 
   update(update: LbUpdate<object>): boolean {

@@ -11,8 +11,8 @@ import {
   type Status,
   type Subchannel,
   TRANSIENT_FAILURE,
-  unavailable,
   type Unwatch,
+  unavailable,
 } from '../core/index.js';
 
 /** What every connection attempt on an address does (`sim.script`). */
@@ -70,7 +70,10 @@ export class FakeSubchannel {
   /** Drives the connection by hand (cancels any scripted outcome in flight). */
   setState(state: ConnectivityState, status?: Status): void {
     this.cancelPending();
-    this.transition(state, status ?? (state === TRANSIENT_FAILURE ? unavailable(`${this.key}: connection failed`) : OK_STATUS));
+    this.transition(
+      state,
+      status ?? (state === TRANSIENT_FAILURE ? unavailable(`${this.key}: connection failed`) : OK_STATUS),
+    );
   }
 
   /** Sets what health mechanisms say about this connection (reported while it is READY). */

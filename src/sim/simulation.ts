@@ -2,22 +2,22 @@ import {
   type Address,
   type Attributes,
   type ChannelArgs,
+  CONNECTING,
   ConfigError,
   type ConnectivityState,
-  CONNECTING,
+  err,
   type Helper,
   type LbUpdate,
   type LoadBalancer,
   NO_CHANNEL_ARGS,
-  ok,
   OK_STATUS,
+  ok,
   type ParsedLbConfig,
   type Picker,
   type PickResult,
   queuePicker,
   type Registry,
   type Status,
-  err,
 } from '../core/index.js';
 import { type ConnectionScript, FakeSubchannel, type SubchannelHandle } from './fake-subchannel.js';
 import { type EndpointInput, toEndpoint } from './plain-endpoints.js';
@@ -76,7 +76,11 @@ export class Simulation {
     readonly registry: Registry,
     options: SimulationOptions = {},
   ) {
-    this.options = { backoffMs: options.backoffMs ?? 1000, seed: options.seed ?? 1, trace: options.trace ?? false };
+    this.options = {
+      backoffMs: options.backoffMs ?? 1000,
+      seed: options.seed ?? 1,
+      trace: options.trace ?? false,
+    };
     this.random = seededRandom(this.options.seed);
     const host = {
       clock: this.clock,
@@ -129,9 +133,17 @@ export class Simulation {
    * Delivers a resolver update and returns whether the policy accepted it. A config that does not parse is
    * rejected (false, `lastConfigError` set) and the running tree keeps serving.
    */
-  update(endpoints: readonly EndpointInput[], configJson?: unknown, attributes: ChannelArgs = NO_CHANNEL_ARGS): boolean {
+  update(
+    endpoints: readonly EndpointInput[],
+    configJson?: unknown,
+    attributes: ChannelArgs = NO_CHANNEL_ARGS,
+  ): boolean {
     if (!this.applyConfig(configJson)) return false;
-    return this.deliver({ endpoints: ok(endpoints.map(toEndpoint)), config: this.rootConfig!.config, attributes });
+    return this.deliver({
+      endpoints: ok(endpoints.map(toEndpoint)),
+      config: this.rootConfig!.config,
+      attributes,
+    });
   }
 
   /** Delivers a resolver error. */
@@ -171,7 +183,9 @@ export class Simulation {
     this.clock.runDue();
   }
 
-  pick(options: { hash?: bigint; metadata?: PlainMetadata; callAttributes?: ReadonlyMap<unknown, unknown> } = {}): SimPickResult {
+  pick(
+    options: { hash?: bigint; metadata?: PlainMetadata; callAttributes?: ReadonlyMap<unknown, unknown> } = {},
+  ): SimPickResult {
     const metadata = options.metadata ?? {};
     const result: PickResult = this.picker.pick({
       metadata: {

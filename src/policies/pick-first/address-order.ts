@@ -1,4 +1,11 @@
-import { type Address, type AddressFamily, type Attributes, addressFamily, addressKey, type Endpoint } from '../../core/index.js';
+import {
+  type Address,
+  type AddressFamily,
+  type Attributes,
+  addressFamily,
+  addressKey,
+  type Endpoint,
+} from '../../core/index.js';
 
 /** One address of the flattened list, remembering the endpoint attributes its subchannel is created with. */
 export interface FlatAddress {

@@ -5,6 +5,7 @@ import {
   type ConnectivityState,
   clamp,
   FailPicker,
+  formatStatus,
   type Helper,
   IDLE,
   IdlePicker,
@@ -21,7 +22,6 @@ import {
   SubchannelPicker,
   TRANSIENT_FAILURE,
   type Unwatch,
-  formatStatus,
   unavailable,
 } from '../../core/index.js';
 import { type FlatAddress, flattenEndpoints, interleaveFamilies, shuffleEndpoints } from './address-order.js';
@@ -102,7 +102,9 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
     if (!update.endpoints.ok) {
       // A resolver error with a previous list is ignored: the previous list keeps serving.
       if (this.addresses === null) {
-        this.failWithoutAddresses(unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`));
+        this.failWithoutAddresses(
+          unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`),
+        );
       }
       return false;
     }
@@ -179,7 +181,8 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
     this.firstPass = true;
     this.failuresAfterPass = 0;
     // Sticky TRANSIENT_FAILURE (A62): a new list does not leave TF; only READY does.
-    if (!this.selected && this.reported !== TRANSIENT_FAILURE) this.report(CONNECTING, OK_STATUS, queuePicker);
+    if (!this.selected && this.reported !== TRANSIENT_FAILURE)
+      this.report(CONNECTING, OK_STATUS, queuePicker);
     this.attemptFrom(0);
   }
 
