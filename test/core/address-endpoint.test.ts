@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  AttributeKey,
+  Attributes,
+  addressFamily,
+  addressKey,
+  ENDPOINT_WEIGHT,
+  endpoint,
+  endpointKey,
+  parseAddress,
+} from '../../src/core/index.js';
+
+describe('Address (A61: IPv4, IPv6 and unix addresses)', () => {
+  test('addressKey brackets IPv6 and round-trips through parseAddress', () => {
+    for (const text of [
+      '1.2.3.4:80',
+      '[::1]:80',
+      '[2001:db8::5]:443',
+      'unix:/tmp/lb.sock',
+      'backend.local:50051',
+    ]) {
+      assert.equal(addressKey(parseAddress(text)), text);
+    }
+    assert.equal(addressKey({ host: '::1', port: 80 }), '[::1]:80');
+  });
+
+  test('detects the address family', () => {
+    assert.equal(addressFamily(parseAddress('1.2.3.4:80')), 'ipv4');
+    assert.equal(addressFamily(parseAddress('[::ffff:1.2.3.4]:80')), 'ipv6');
+    assert.equal(addressFamily(parseAddress('unix:/x')), 'unix');
+    assert.equal(addressFamily(parseAddress('example.com:80')), 'other');
+  });
+
+  test('rejects malformed addresses with a message naming them', () => {
+    for (const bad of [
+      '1.2.3.4',
+      '::1:80',
+      '[::1]80',
+      '[nothex]:80',
+      '1.2.3.4:http',
+      '1.2.3.4:70000',
+      'unix:',
+    ]) {
+      assert.throws(
+        () => parseAddress(bad),
+        (e: Error) => e instanceof TypeError && e.message.includes(bad),
+      );
+    }
+  });
+});
+
+describe('Endpoint (A61 "Endpoint list updates")', () => {
+  test('endpointKey is the unordered address set: [A,B] and [B,A] are one endpoint', () => {
+    const a = parseAddress('10.0.0.1:80');
+    const b = parseAddress('[::1]:80');
+    assert.equal(endpointKey(endpoint([a, b])), endpointKey(endpoint([b, a])));
+    assert.notEqual(endpointKey(endpoint([a, b])), endpointKey(endpoint([a])));
+    assert.equal(endpointKey(endpoint([a])), '10.0.0.1:80');
+  });
+
+  test('endpointKey ignores attributes', () => {
+    const a = parseAddress('10.0.0.1:80');
+    assert.equal(endpointKey(endpoint([a], Attributes.of(ENDPOINT_WEIGHT, 3))), endpointKey(endpoint([a])));
+  });
+});
+
+describe('Attributes (A61: per-endpoint attributes)', () => {
+  test('are immutable: with() returns a new map and leaves the original alone', () => {
+    const key = new AttributeKey<number>('test.n');
+    const one = Attributes.of(key, 1);
+    const two = one.with(key, 2);
+    assert.equal(one.get(key), 1);
+    assert.equal(two.get(key), 2);
+    assert.equal(Attributes.EMPTY.get(key), undefined);
+    assert.equal(two.without(key).size, 0);
+  });
+
+  test('keys are typed objects: two keys with one name never collide', () => {
+    const k1 = new AttributeKey<string>('same');
+    const k2 = new AttributeKey<string>('same');
+    const attrs = Attributes.of(k1, 'x');
+    assert.equal(attrs.get(k2), undefined);
+    assert.equal(attrs.has(k1), true);
+  });
+});
