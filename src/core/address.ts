@@ -20,9 +20,19 @@ export function isUnixAddress(a: Address): a is UnixAddress {
 
 /** The canonical text form: `1.2.3.4:80`, `[::1]:80`, `unix:/tmp/sock`. Used as a map key everywhere. */
 export function addressKey(a: Address): string {
-  if (isUnixAddress(a)) return `unix:${a.path}`;
-  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
+  const cached = (a as KeyCache)[CACHED_KEY];
+  if (cached !== undefined) return cached;
+  let key: string;
+  if (isUnixAddress(a)) key = `unix:${a.path}`;
+  else key = a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
+  // Address objects are immutable and often re-delivered (a resolver's unchanged list), so the key is built
+  // once and kept on the object; reusing one key string also reuses its hash in every Map lookup.
+  if (Object.isExtensible(a)) (a as KeyCache)[CACHED_KEY] = key;
+  return key;
 }
+
+const CACHED_KEY: unique symbol = Symbol('lbtree.addressKey');
+type KeyCache = { [CACHED_KEY]?: string };
 
 export function addressFamily(a: Address): AddressFamily {
   if (isUnixAddress(a)) return 'unix';
@@ -66,4 +76,11 @@ export function parseAddress(text: string): Address {
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65535) throw new TypeError(`invalid address "${text}": bad port`);
   return { host, port };
+}
+
+/** Field-wise equality, without building keys (hot in same-list updates). */
+export function sameAddress(a: Address, b: Address): boolean {
+  if (a === b) return true;
+  if (isUnixAddress(a) || isUnixAddress(b)) return isUnixAddress(a) && isUnixAddress(b) && a.path === b.path;
+  return a.host === b.host && a.port === b.port;
 }

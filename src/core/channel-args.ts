@@ -25,3 +25,12 @@ export function booleanArg(args: ChannelArgs, name: string | symbol, defaultValu
 export function clamp(value: number, min: number, max: number): number {
   return Math.min(Math.max(value, min), max);
 }
+
+/** Shallow equality of two settings objects (string and symbol keys). */
+export function sameChannelArgs(a: ChannelArgs, b: ChannelArgs): boolean {
+  if (a === b) return true;
+  const keysA = Reflect.ownKeys(a);
+  if (keysA.length !== Reflect.ownKeys(b).length) return false;
+  for (const k of keysA) if (!Object.hasOwn(b, k) || !Object.is(a[k], b[k])) return false;
+  return true;
+}

@@ -1,4 +1,4 @@
-import { type Address, addressKey } from './address.js';
+import { type Address, addressKey, sameAddress } from './address.js';
 import { Attributes } from './attributes.js';
 
 /** A61: one backend, reachable at one or more addresses, with per-endpoint attributes. */
@@ -24,4 +24,22 @@ export function endpointKey(e: Endpoint): string {
   const keys = addresses.map(addressKey);
   keys.sort();
   return keys.join(KEY_SEPARATOR);
+}
+
+/** Whether two endpoints hold the same addresses in the same order (attributes are not compared). */
+export function sameAddressOrder(a: Endpoint, b: Endpoint): boolean {
+  const x = a.addresses;
+  const y = b.addresses;
+  if (x === y) return true;
+  if (x.length !== y.length) return false;
+  for (let j = 0; j < x.length; j++) if (!sameAddress(x[j]!, y[j]!)) return false;
+  return true;
+}
+
+/** Whether two endpoint lists hold the same addresses in the same order (attributes are not compared). */
+export function sameEndpointAddresses(a: readonly Endpoint[], b: readonly Endpoint[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!sameAddressOrder(a[i]!, b[i]!)) return false;
+  return true;
 }

@@ -70,3 +70,16 @@ export function interleaveFamilies(list: readonly FlatAddress[]): FlatAddress[] 
   }
   return out;
 }
+
+/**
+ * The order a Happy Eyeballs pass walks (A61 "Flattening"): flatten, de-duplicate, interleave families. The
+ * single-address case, every petiole child's, skips the general machinery.
+ */
+export function happyEyeballsOrder(endpoints: readonly Endpoint[]): FlatAddress[] {
+  const only = endpoints.length === 1 ? endpoints[0]! : undefined;
+  if (only && only.addresses.length === 1) {
+    const address = only.addresses[0]!;
+    return [{ address, key: addressKey(address), attributes: only.attributes }];
+  }
+  return interleaveFamilies(flattenEndpoints(endpoints));
+}

@@ -1,9 +1,11 @@
 import {
   booleanArg,
   type CancelTimer,
+  type ChannelArgs,
   CONNECTING,
   type ConnectivityState,
   clamp,
+  type Endpoint,
   FailPicker,
   formatStatus,
   type Helper,
@@ -20,11 +22,12 @@ import {
   type Status,
   type Subchannel,
   SubchannelPicker,
+  sameEndpointAddresses,
   TRANSIENT_FAILURE,
   type Unwatch,
   unavailable,
 } from '../../core/index.js';
-import { type FlatAddress, flattenEndpoints, interleaveFamilies, shuffleEndpoints } from './address-order.js';
+import { type FlatAddress, happyEyeballsOrder, shuffleEndpoints } from './address-order.js';
 import {
   CONNECTION_ATTEMPT_DELAY_ARG,
   DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
@@ -35,6 +38,8 @@ import {
   type PickFirstConfig,
   parsePickFirstConfig,
 } from './config.js';
+
+const NO_ATTEMPTS: readonly never[] = Object.freeze([]);
 
 /** One address pick_first holds a subchannel for. */
 class Attempt {
@@ -49,10 +54,10 @@ class Attempt {
   constructor(
     readonly address: FlatAddress,
     readonly subchannel: Subchannel,
-    onState: (attempt: Attempt, state: ConnectivityState, status: Status) => void,
+    owner: PickFirst,
   ) {
     this.state = subchannel.state;
-    this.unwatch = subchannel.watchConnectivity((state, status) => onState(this, state, status));
+    this.unwatch = subchannel.watchConnectivity((state, status) => owner.onAttemptState(this, state, status));
   }
 
   release(): void {
@@ -71,7 +76,7 @@ class Attempt {
 export class PickFirst implements LoadBalancer<PickFirstConfig> {
   private addresses: readonly FlatAddress[] | null = null;
   /** The addresses of the running pass (or of sticky-TF retrying), in attempt order. */
-  private attempts: Attempt[] = [];
+  private attempts: readonly Attempt[] = NO_ATTEMPTS;
   private firstPass = false;
   /** Index in `attempts` of the address the Happy Eyeballs timer is waiting on. */
   private passIndex = 0;
@@ -81,23 +86,28 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   private lastError: Status | null = null;
   private selected: Attempt | null = null;
   private reported: ConnectivityState = CONNECTING;
+  private channelArgs: ChannelArgs | null = null;
   private healthWatch = false;
   private attemptDelayMs = DEFAULT_CONNECTION_ATTEMPT_DELAY_MS;
   private idleExitScheduled = false;
   private destroyed = false;
-  private readonly onAttemptState = (a: Attempt, state: ConnectivityState, status: Status) =>
-    this.handleAttemptState(a, state, status);
+  /** The endpoints of the list in use, to recognise a re-delivered identical list cheaply. */
+  private endpoints: readonly Endpoint[] = NO_ATTEMPTS as never;
 
   constructor(private readonly helper: Helper) {}
 
   update(update: LbUpdate<PickFirstConfig>): boolean {
     if (this.destroyed) return false;
-    this.healthWatch = booleanArg(update.attributes, HEALTH_WATCH_ARG, false);
-    this.attemptDelayMs = clamp(
-      numberArg(update.attributes, CONNECTION_ATTEMPT_DELAY_ARG, DEFAULT_CONNECTION_ATTEMPT_DELAY_MS),
-      MIN_CONNECTION_ATTEMPT_DELAY_MS,
-      MAX_CONNECTION_ATTEMPT_DELAY_MS,
-    );
+    if (update.attributes !== this.channelArgs) {
+      // Parents pass one settings object to all their children; read it once per object.
+      this.channelArgs = update.attributes;
+      this.healthWatch = booleanArg(update.attributes, HEALTH_WATCH_ARG, false);
+      this.attemptDelayMs = clamp(
+        numberArg(update.attributes, CONNECTION_ATTEMPT_DELAY_ARG, DEFAULT_CONNECTION_ATTEMPT_DELAY_MS),
+        MIN_CONNECTION_ATTEMPT_DELAY_MS,
+        MAX_CONNECTION_ATTEMPT_DELAY_MS,
+      );
+    }
     const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
     if (!update.endpoints.ok) {
       // A resolver error with a previous list is ignored: the previous list keeps serving.
@@ -109,8 +119,19 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
       return false;
     }
     let endpoints = update.endpoints.value;
-    if (update.config.shuffleAddressList) endpoints = shuffleEndpoints(endpoints, () => this.helper.random());
-    const addresses = interleaveFamilies(flattenEndpoints(endpoints));
+    const shuffle = update.config.shuffleAddressList;
+    if (!shuffle && this.addresses !== null && sameEndpointAddresses(endpoints, this.endpoints)) {
+      // The same addresses in the same order are not a new list: whatever runs (a pass, sticky-TF retries,
+      // a connection) carries on. Restarting would only re-walk the list, and in sticky TF would re-request
+      // re-resolution at once, a loop with a resolver that answers with the same list. New endpoint
+      // attributes still reach the subchannels created from now on.
+      if (!sameAttributes(endpoints, this.endpoints)) this.addresses = happyEyeballsOrder(endpoints);
+      this.endpoints = endpoints;
+      return true;
+    }
+    this.endpoints = endpoints;
+    if (shuffle) endpoints = shuffleEndpoints(endpoints, () => this.helper.random());
+    const addresses = happyEyeballsOrder(endpoints);
     if (addresses.length === 0) {
       this.failWithoutAddresses(unavailable(`empty address list${note}`));
       return false;
@@ -160,22 +181,22 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
    * with them); the rest are created, and those no longer listed are released.
    */
   private startPass(addresses: readonly FlatAddress[]): void {
-    const previous = new Map<string, Attempt>();
-    for (const a of this.attempts) previous.set(a.address.key, a);
+    const previous = this.attempts.length > 0 ? new Map<string, Attempt>() : null;
+    for (const a of this.attempts) previous!.set(a.address.key, a);
     const next: Attempt[] = new Array(addresses.length);
     for (let i = 0; i < addresses.length; i++) {
       const address = addresses[i]!;
-      const kept = previous.get(address.key);
+      const kept = previous?.get(address.key);
       if (kept) {
-        previous.delete(address.key);
+        previous!.delete(address.key);
         kept.failedThisPass = false;
         next[i] = kept;
       } else {
         const subchannel = this.helper.createSubchannel(address.address, address.attributes);
-        next[i] = new Attempt(address, subchannel, this.onAttemptState);
+        next[i] = new Attempt(address, subchannel, this);
       }
     }
-    for (const stale of previous.values()) stale.release();
+    if (previous) for (const stale of previous.values()) stale.release();
     this.cancelPassTimer();
     this.attempts = next;
     this.firstPass = true;
@@ -229,7 +250,8 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
     this.passTimer = null;
   }
 
-  private handleAttemptState(a: Attempt, state: ConnectivityState, status: Status): void {
+  /** @internal Called by an Attempt's connectivity watch. */
+  onAttemptState(a: Attempt, state: ConnectivityState, status: Status): void {
     if (a.released || this.destroyed) return;
     a.state = state;
     if (a === this.selected) {
@@ -342,7 +364,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   private releaseAttempts(): void {
     this.cancelPassTimer();
     for (const a of this.attempts) a.release();
-    this.attempts = [];
+    this.attempts = NO_ATTEMPTS;
     this.firstPass = false;
   }
 
@@ -350,6 +372,11 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
     this.reported = state;
     this.helper.updateState(state, status, picker);
   }
+}
+
+function sameAttributes(a: readonly Endpoint[], b: readonly Endpoint[]): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i]!.attributes !== b[i]!.attributes) return false;
+  return true;
 }
 
 export const pickFirstFactory: PolicyFactory<PickFirstConfig> = {
