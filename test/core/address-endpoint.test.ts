@@ -25,6 +25,14 @@ describe('Address (A61: IPv4, IPv6 and unix addresses)', () => {
     assert.equal(addressKey({ host: '::1', port: 80 }), '[::1]:80');
   });
 
+  test('addressKey works on frozen addresses and gives the same key every time', () => {
+    const frozen = Object.freeze({ host: '::1', port: 8 });
+    assert.equal(addressKey(frozen), '[::1]:8');
+    const plain = { host: '10.1.1.1', port: 9 };
+    assert.equal(addressKey(plain), addressKey(plain));
+    assert.deepEqual(JSON.parse(JSON.stringify(plain)), { host: '10.1.1.1', port: 9 }, 'the cache is invisible to JSON');
+  });
+
   test('detects the address family', () => {
     assert.equal(addressFamily(parseAddress('1.2.3.4:80')), 'ipv4');
     assert.equal(addressFamily(parseAddress('[::ffff:1.2.3.4]:80')), 'ipv6');

@@ -306,6 +306,41 @@ describe('pick_first address list updates (A61 "Happy Eyeballs", A62)', () => {
     assert.equal(sim.state, 'READY');
   });
 
+  test('a list in a new order starts a new pass at once (A61: every new address list gets a pass)', () => {
+    const sim = new Simulation();
+    sim.script('10.0.0.1:80', 'hang');
+    sim.script('10.0.0.2:80', 'hang');
+    sim.update(['10.0.0.1:80', '10.0.0.2:80'], PF);
+    sim.advance(100);
+    sim.update(['10.0.0.2:80', '10.0.0.1:80'], PF);
+    assert.equal(requested(sim, '10.0.0.2:80'), 1, 'the new first address is tried immediately');
+    assert.equal(sim.subchannelsCreated, 2, 'subchannels of addresses on both lists are kept');
+  });
+
+  test('the identical list re-delivered is not a new list: the running pass carries on', () => {
+    const sim = new Simulation();
+    sim.script('10.0.0.1:80', 'hang');
+    sim.script('10.0.0.2:80', 'hang');
+    sim.update(['10.0.0.1:80', '10.0.0.2:80'], PF);
+    sim.advance(100);
+    sim.update(['10.0.0.1:80', '10.0.0.2:80'], PF);
+    sim.advance(149);
+    assert.equal(requested(sim, '10.0.0.2:80'), 0);
+    sim.advance(1);
+    assert.equal(requested(sim, '10.0.0.2:80'), 1, 'the timer started at t=0 still fires at t=250');
+  });
+
+  test('the identical list re-delivered in sticky TF does not re-request re-resolution', () => {
+    const sim = new Simulation({ backoffMs: 10_000 });
+    sim.script('10.0.0.1:80', { failAfterMs: 10 });
+    sim.update(['10.0.0.1:80'], PF);
+    sim.advance(10);
+    assert.equal(sim.reresolutionRequests, 1);
+    sim.update(['10.0.0.1:80'], PF);
+    assert.equal(sim.reresolutionRequests, 1);
+    assert.equal(sim.state, 'TRANSIENT_FAILURE');
+  });
+
   test('destroy() releases every subchannel and leaves no timer behind', () => {
     const sim = new Simulation();
     sim.script('10.0.0.1:80', 'hang');
