@@ -30,7 +30,11 @@ describe('Address (A61: IPv4, IPv6 and unix addresses)', () => {
     assert.equal(addressKey(frozen), '[::1]:8');
     const plain = { host: '10.1.1.1', port: 9 };
     assert.equal(addressKey(plain), addressKey(plain));
-    assert.deepEqual(JSON.parse(JSON.stringify(plain)), { host: '10.1.1.1', port: 9 }, 'the cache is invisible to JSON');
+    assert.deepEqual(
+      JSON.parse(JSON.stringify(plain)),
+      { host: '10.1.1.1', port: 9 },
+      'the cache is invisible to JSON',
+    );
   });
 
   test('detects the address family', () => {
