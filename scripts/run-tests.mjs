@@ -20,7 +20,21 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
-  stdio: 'inherit',
-});
+const result = spawnSync(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-reporter=spec',
+    // A test stuck on a real socket fails after a minute instead of hanging CI, and a test file whose
+    // process would not exit (a leaked handle) is ended when its tests are done.
+    '--test-timeout=60000',
+    '--test-force-exit',
+    ...files,
+  ],
+  {
+    stdio: 'inherit',
+  },
+);
 process.exit(result.status ?? 1);

@@ -1,2 +1,4 @@
-// The @grpc/grpc-js adapter lands with its own issue; until then this entry point exports nothing.
-export {};
+// The @grpc/grpc-js adapter: the only module that imports @grpc/grpc-js.
+export { ENDPOINTS_SCHEME, EndpointsResolver, parseEndpointsTarget } from './endpoints-resolver.js';
+export { HASH_PICK_INFO_KEY } from './picker-adapter.js';
+export { LBTREE_PREFIX, type RegisterOptions, register } from './register.js';

@@ -1,0 +1,91 @@
+import { experimental, type status as GrpcStatus, Metadata } from '@grpc/grpc-js';
+import type { PickArgs, Picker, PickResult, Status } from '../core/index.js';
+import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
+
+/** `extraPickInfo` key a config selector uses to hand the request hash down (a decimal string). */
+export const HASH_PICK_INFO_KEY = 'hash';
+
+const QUEUE_RESULT: experimental.PickResult = Object.freeze({
+  pickResultType: experimental.PickResultType.QUEUE,
+  subchannel: null,
+  status: null,
+  onCallStarted: null,
+  onCallEnded: null,
+});
+
+/** Mutable pick arguments, reused: picks are synchronous, so one object per picker is enough. */
+interface MutablePickArgs {
+  metadata: PickArgs['metadata'];
+  hash?: bigint;
+}
+
+/**
+ * Presents an lbtree picker to grpc-js. Fail and drop results are converted once per result object and
+ * cached; complete results without call hooks reuse the handle's prebuilt result, so picks do not allocate.
+ */
+export class GrpcPickerAdapter implements experimental.Picker {
+  private readonly args: MutablePickArgs = { metadata: undefined as never };
+  private readonly converted = new WeakMap<PickResult, experimental.PickResult>();
+
+  constructor(readonly picker: Picker) {}
+
+  pick(pickArgs: experimental.PickArgs): experimental.PickResult {
+    const args = this.args;
+    args.metadata = pickArgs.metadata as unknown as PickArgs['metadata'];
+    const hashText = pickArgs.extraPickInfo[HASH_PICK_INFO_KEY];
+    if (hashText !== undefined) args.hash = parseHash(hashText);
+    else if (args.hash !== undefined) args.hash = undefined;
+    const result = this.picker.pick(args as PickArgs);
+    switch (result.type) {
+      case 'complete': {
+        const handle = result.subchannel as GrpcSubchannelHandle;
+        if (!result.onCallStarted && !result.onCallEnded) return handle.completeResult;
+        return withHooks(handle, result.onCallStarted, result.onCallEnded);
+      }
+      case 'queue':
+        return QUEUE_RESULT;
+      default: {
+        let converted = this.converted.get(result);
+        if (!converted) {
+          converted = failure(result.type === 'drop', result.status);
+          this.converted.set(result, converted);
+        }
+        return converted;
+      }
+    }
+  }
+}
+
+function parseHash(text: string): bigint | undefined {
+  try {
+    return BigInt.asUintN(64, BigInt(text));
+  } catch {
+    return undefined;
+  }
+}
+
+function failure(drop: boolean, status: Status): experimental.PickResult {
+  return {
+    pickResultType: drop ? experimental.PickResultType.DROP : experimental.PickResultType.TRANSIENT_FAILURE,
+    subchannel: null,
+    status: { code: status.code as number as GrpcStatus, details: status.details, metadata: new Metadata() },
+    onCallStarted: null,
+    onCallEnded: null,
+  };
+}
+
+function withHooks(
+  handle: GrpcSubchannelHandle,
+  onCallStarted: (() => void) | undefined,
+  onCallEnded: ((status: Status) => void) | undefined,
+): experimental.PickResult {
+  return {
+    pickResultType: experimental.PickResultType.COMPLETE,
+    subchannel: handle.grpc,
+    status: null,
+    onCallStarted: onCallStarted ?? null,
+    onCallEnded: onCallEnded
+      ? (code: GrpcStatus, details: string) => onCallEnded({ code: code as number, details })
+      : null,
+  };
+}

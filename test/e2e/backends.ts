@@ -1,0 +1,144 @@
+// Real grpc-js servers on loopback for end-to-end tests and the demo. A tiny service with raw-bytes
+// messages: `Whoami` answers with the serving backend's name, so a test sees where each RPC went.
+import { createServer, type Server as NetServer, type Socket } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+
+const passThrough = (b: Buffer) => b;
+export const WHOAMI_SERVICE: grpc.ServiceDefinition = {
+  whoami: {
+    path: '/lbtree.test.Backend/Whoami',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: passThrough,
+    requestDeserialize: passThrough,
+    responseSerialize: passThrough,
+    responseDeserialize: passThrough,
+  },
+};
+
+export const BackendClient = grpc.makeGenericClientConstructor(WHOAMI_SERVICE, 'Backend');
+export type BackendClientType = InstanceType<typeof BackendClient>;
+
+/** One real grpc-js server. `stop()` kills it (open connections too); `start()` brings it back on its port. */
+export class Backend {
+  served = 0;
+  private server: grpc.Server | null = null;
+  port = 0;
+
+  constructor(
+    readonly name: string,
+    readonly host = '127.0.0.1',
+  ) {}
+
+  /** `127.0.0.1:5000` or `[::1]:5000`. */
+  get address(): string {
+    return this.host.includes(':') ? `[${this.host}]:${this.port}` : `${this.host}:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.server !== null;
+  }
+
+  async start(): Promise<this> {
+    const server = new grpc.Server();
+    server.addService(WHOAMI_SERVICE, {
+      whoami: (_call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+        this.served++;
+        callback(null, Buffer.from(this.name));
+      },
+    });
+    const bind = this.host.includes(':') ? `[${this.host}]:${this.port}` : `${this.host}:${this.port}`;
+    this.port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(bind, grpc.ServerCredentials.createInsecure(), (e, port) =>
+        e ? reject(e) : resolve(port),
+      ),
+    );
+    this.server = server;
+    return this;
+  }
+
+  stop(): void {
+    this.server?.forceShutdown();
+    this.server = null;
+  }
+}
+
+export async function startBackends(names: string[], host = '127.0.0.1'): Promise<Backend[]> {
+  return Promise.all(names.map((n) => new Backend(n, host).start()));
+}
+
+/**
+ * A TCP listener that accepts connections and never speaks HTTP/2: the "unresponsive address" of a
+ * Happy Eyeballs test (a SYN-ACK but no server behind it).
+ */
+export class Blackhole {
+  private readonly sockets = new Set<Socket>();
+  private server: NetServer | null = null;
+  port = 0;
+  constructor(readonly host = '127.0.0.1') {}
+
+  get address(): string {
+    return this.host.includes(':') ? `[${this.host}]:${this.port}` : `${this.host}:${this.port}`;
+  }
+
+  async start(): Promise<this> {
+    const server = createServer((socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, this.host, () => resolve());
+    });
+    this.port = (server.address() as { port: number }).port;
+    this.server = server;
+    return this;
+  }
+
+  stop(): void {
+    for (const s of this.sockets) s.destroy();
+    this.server?.close();
+    this.server = null;
+  }
+}
+
+export interface CallOptions {
+  waitForReady?: boolean;
+  deadlineMs?: number;
+}
+
+/** One Whoami RPC: resolves with the backend name, rejects with the grpc ServiceError. */
+export function whoami(client: BackendClientType, options: CallOptions = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + (options.deadlineMs ?? 5000);
+    // grpc-js takes wait-for-ready from the metadata's options, not from the call options.
+    const metadata = new grpc.Metadata({ waitForReady: options.waitForReady ?? false });
+    client.makeUnaryRequest(
+      WHOAMI_SERVICE.whoami!.path,
+      passThrough,
+      passThrough,
+      Buffer.alloc(0),
+      metadata,
+      { deadline },
+      (error: grpc.ServiceError | null, value?: Buffer) =>
+        error ? reject(error) : resolve(value!.toString()),
+    );
+  });
+}
+
+export function newClient(target: string, loadBalancingConfig: unknown[], options: grpc.ChannelOptions = {}) {
+  return new BackendClient(target, grpc.credentials.createInsecure(), {
+    'grpc.service_config': JSON.stringify({ loadBalancingConfig }),
+    ...options,
+  });
+}
+
+/** Whether this machine can listen on [::1]. */
+export async function hasIPv6Loopback(): Promise<boolean> {
+  const server = createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(0, '::1', () => server.close(() => resolve(true)));
+  });
+}
