@@ -6,7 +6,7 @@ import { test } from 'node:test';
 // timer (Happy Eyeballs, backoff hops) or handle may keep the event loop alive.
 const SCRIPT = `
 import { register } from './src/grpc-js/index.ts';
-import { Blackhole, newClient, startBackends, whoami } from './test/e2e/backends.ts';
+import { Blackhole, newClient, startBackends, whoami } from './src/cli/loopback-backends.ts';
 register();
 const [good] = await startBackends(['good']);
 const hole = await new Blackhole().start();

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { register } from '../../src/grpc-js/index.js';
 import {
   type Backend,
   type BackendClientType,
@@ -9,7 +8,8 @@ import {
   newClient,
   startBackends,
   whoami,
-} from './backends.js';
+} from '../../src/cli/loopback-backends.js';
+import { register } from '../../src/grpc-js/index.js';
 
 describe('Happy Eyeballs on a real grpc-js channel (A61 "Happy Eyeballs in pick_first")', () => {
   const clients: BackendClientType[] = [];

@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { ServiceError } from '@grpc/grpc-js';
+import {
+  type Backend,
+  type BackendClientType,
+  newClient,
+  startBackends,
+  whoami,
+} from '../../src/cli/loopback-backends.js';
 import { register } from '../../src/grpc-js/index.js';
-import { type Backend, type BackendClientType, newClient, startBackends, whoami } from './backends.js';
 
 const RR = [{ lbtree_round_robin: {} }];
 
@@ -39,39 +45,60 @@ describe('round_robin on a real grpc-js channel (A61 petiole over real subchanne
       assert.ok(n >= 90 && n <= 110, `uneven split ${JSON.stringify(counts)}`);
   });
 
-  test('a server killed mid-load: no wait-for-ready RPC fails, traffic continues on the others', async () => {
+  /** Three loops of wait-for-ready RPCs over x, y, z; `disrupt` is called on x after 60 RPCs. */
+  async function loadWithDisruption(disrupt: (x: Backend) => void | Promise<void>) {
     const extra = await startBackends(['x', 'y', 'z']);
-    try {
-      const c = client(`endpoints:${extra.map((b) => b.address).join(';')}`);
-      const names: string[] = [];
-      const failures: ServiceError[] = [];
-      let servedBeforeKill = -1;
-      let killedAt = -1;
-      const run = async (n: number) => {
-        for (let i = 0; i < n; i++) {
-          await whoami(c, { waitForReady: true }).then(
-            (name) => names.push(name),
-            (e: ServiceError) => failures.push(e),
-          );
-          // Kill x while the other loops still have RPCs in flight.
-          if (names.length === 60 && killedAt < 0) {
-            killedAt = names.length;
-            extra[0]!.stop();
-            servedBeforeKill = extra[0]!.served;
-          }
+    const c = client(`endpoints:${extra.map((b) => b.address).join(';')}`);
+    const names: string[] = [];
+    const failures: ServiceError[] = [];
+    let servedAtDisruption = -1;
+    let disruptedAt = -1;
+    let issuedAfter = 0;
+    const run = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const after = disruptedAt >= 0;
+        await whoami(c, { waitForReady: true }).then(
+          (name) => names.push(name),
+          (e: ServiceError) => failures.push(e),
+        );
+        if (after) issuedAfter++;
+        // Disrupt x while the other loops still have RPCs in flight.
+        if (names.length === 60 && disruptedAt < 0) {
+          disruptedAt = names.length;
+          servedAtDisruption = extra[0]!.served;
+          await disrupt(extra[0]!);
         }
-      };
+      }
+    };
+    try {
       await Promise.all([run(120), run(120), run(120)]);
-      assert.deepEqual(failures, []);
-      assert.equal(extra[0]!.served, servedBeforeKill, 'nothing reached the killed server afterwards');
-      const after = tally(names.slice(killedAt + 10));
-      assert.ok(
-        (after.y ?? 0) > 100 && (after.z ?? 0) > 100,
-        `traffic moved to y and z: ${JSON.stringify(after)}`,
-      );
     } finally {
       for (const b of extra) b.stop();
     }
+    const afterwards = tally(names.slice(disruptedAt + 10));
+    assert.ok(issuedAfter > 200);
+    assert.ok(
+      (afterwards.y ?? 0) > 100 && (afterwards.z ?? 0) > 100,
+      `traffic moved: ${JSON.stringify(afterwards)}`,
+    );
+    return { failures, servedAfter: extra[0]!.served - servedAtDisruption };
+  }
+
+  test('a server that goes away mid-load (GOAWAY): no wait-for-ready RPC fails, traffic moves', async () => {
+    const { failures, servedAfter } = await loadWithDisruption((x) => x.drain());
+    assert.deepEqual(failures, []);
+    assert.ok(
+      servedAfter <= 3,
+      `x served ${servedAfter} RPCs after it started draining (only those in flight)`,
+    );
+  });
+
+  test('a server killed mid-load: only RPCs already in flight on it can fail; the rest move on', async () => {
+    const { failures, servedAfter } = await loadWithDisruption((x) => x.stop());
+    // At most one RPC per loop can have been on the wire to x when its connections were cut.
+    assert.ok(failures.length <= 3, `${failures.length} failures`);
+    for (const f of failures) assert.equal(f.code, 14, f.message);
+    assert.equal(servedAfter, 0);
   });
 
   test('all servers down: fail fast with UNAVAILABLE carrying the connection error; back up: RPCs succeed', async () => {

@@ -1,5 +1,6 @@
-// Real grpc-js servers on loopback for end-to-end tests and the demo. A tiny service with raw-bytes
-// messages: `Whoami` answers with the serving backend's name, so a test sees where each RPC went.
+// Real grpc-js servers on loopback, for the demo and the end-to-end tests.
+// A tiny service with raw-bytes messages: `Whoami` answers with the serving backend's name, so a test (or the
+// demo) sees where each RPC went.
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 
@@ -57,9 +58,20 @@ export class Backend {
     return this;
   }
 
+  /** Dies abruptly: connections are cut, and RPCs in flight on them fail. */
   stop(): void {
     this.server?.forceShutdown();
     this.server = null;
+  }
+
+  /**
+   * Goes away gracefully, as a server does on SIGTERM: GOAWAY to every client, RPCs in flight finish, new
+   * ones go elsewhere (grpc-js retries refused streams transparently).
+   */
+  async drain(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (server) await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
   }
 }
 

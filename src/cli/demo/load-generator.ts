@@ -1,0 +1,60 @@
+import type { ServiceError } from '@grpc/grpc-js';
+import { type BackendClientType, whoami } from '../loopback-backends.js';
+
+/**
+ * Steady RPC load on one client: `concurrency` loops of wait-for-ready Whoami calls, paced to about
+ * `ratePerSecond` in total, counting where each RPC landed and every failure.
+ */
+export class LoadGenerator {
+  readonly served = new Map<string, number>();
+  failures = 0;
+  lastFailure = '';
+  private running = false;
+  private workers: Promise<void>[] = [];
+
+  constructor(
+    private readonly client: BackendClientType,
+    private readonly ratePerSecond = 200,
+    private readonly concurrency = 4,
+  ) {}
+
+  get total(): number {
+    let n = 0;
+    for (const v of this.served.values()) n += v;
+    return n;
+  }
+
+  start(): void {
+    this.running = true;
+    const pauseMs = (1000 * this.concurrency) / this.ratePerSecond;
+    for (let i = 0; i < this.concurrency; i++) {
+      this.workers.push(
+        (async () => {
+          while (this.running) {
+            const started = Date.now();
+            try {
+              const name = await whoami(this.client, { waitForReady: true, deadlineMs: 10_000 });
+              this.served.set(name, (this.served.get(name) ?? 0) + 1);
+            } catch (e) {
+              this.failures++;
+              this.lastFailure = (e as ServiceError).message;
+            }
+            const wait = pauseMs - (Date.now() - started);
+            if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          }
+        })(),
+      );
+    }
+  }
+
+  /** Stops issuing RPCs and waits for those in flight. */
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.workers);
+    this.workers = [];
+  }
+
+  snapshot(): Map<string, number> {
+    return new Map(this.served);
+  }
+}

@@ -1,0 +1,42 @@
+import { register } from '../../grpc-js/index.js';
+import { hasIPv6Loopback } from '../loopback-backends.js';
+import type { Scenario, ScenarioResult } from './scenario.js';
+import { happyEyeballsScenario } from './scenarios/happy-eyeballs.js';
+import { roundRobinScenario } from './scenarios/round-robin.js';
+import { LiveView, PlainView, type View } from './view.js';
+
+export const SCENARIOS: readonly Scenario[] = [roundRobinScenario, happyEyeballsScenario];
+
+export interface DemoOptions {
+  readonly scenarios: readonly Scenario[];
+  readonly durationMs: number;
+  readonly live: boolean;
+}
+
+/** Plays the scenarios in order on real loopback backends; returns whether every expectation was met. */
+export async function runDemo(options: DemoOptions): Promise<boolean> {
+  register();
+  const ipv6 = await hasIPv6Loopback();
+  const results: { scenario: Scenario; result: ScenarioResult }[] = [];
+  for (const scenario of options.scenarios) {
+    const view: View = options.live ? new LiveView(process.stdout) : new PlainView(process.stdout);
+    if (!options.live) view.line(`\n== ${scenario.name}: ${scenario.summary}`);
+    try {
+      results.push({ scenario, result: await scenario.run({ view, durationMs: options.durationMs, ipv6 }) });
+    } finally {
+      view.close();
+    }
+  }
+  console.log('\n== lbtree demo summary');
+  if (!ipv6) console.log('(no IPv6 loopback here: the second address family was IPv4 too)');
+  let allMet = true;
+  for (const { scenario, result } of results) {
+    console.log(`\n${scenario.name} — ${scenario.summary}`);
+    for (const note of result.notes) console.log(`  ${note}`);
+    for (const e of result.expectations) {
+      allMet &&= e.met;
+      console.log(`  ${e.met ? '✔' : '✘'} ${e.description}`);
+    }
+  }
+  return allMet;
+}

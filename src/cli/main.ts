@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+// The `lbtree` command. `lbtree demo` plays scripted load-balancing scenarios on real loopback backends.
+import { parseArgs } from 'node:util';
+import { runDemo, SCENARIOS } from './demo/run-demo.js';
+
+const HELP = `lbtree — gRPC client-side load balancing for Node.js
+
+Usage:
+  lbtree demo [--scenario NAME[,NAME…]] [--duration SECONDS] [--plain]
+  lbtree --help
+
+demo    Starts real gRPC servers on loopback (IPv4, and IPv6 when available), a client channel that
+        balances with lbtree, and plays scripted scenarios under steady RPC load. On a terminal it shows a
+        live view; otherwise (or with --plain) it prints progress lines. Ends with a summary.
+
+Options:
+  --scenario    Scenarios to play, comma-separated (default: all): ${SCENARIOS.map((s) => s.name).join(', ')}
+  --duration    Seconds of load per scenario, 6 to 600 (default 12; Happy Eyeballs uses at most 4)
+  --plain       Progress lines even on a terminal
+  -h, --help    This text
+
+Scenarios:
+${SCENARIOS.map((s) => `  ${s.name.padEnd(16)} ${s.summary}`).join('\n')}
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      scenario: { type: 'string' },
+      duration: { type: 'string' },
+      plain: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const command = positionals[0];
+  if (values.help || command === undefined || command === 'help') {
+    process.stdout.write(HELP);
+    return values.help || command === 'help' ? 0 : 2;
+  }
+  if (command !== 'demo') {
+    process.stderr.write(`lbtree: unknown command "${command}"\n\n${HELP}`);
+    return 2;
+  }
+  const durationS = values.duration === undefined ? 12 : Number(values.duration);
+  // At least 6 s: a backend that returns is reconnected after its subchannel's backoff (1 s, then 1.6 s, …).
+  if (!Number.isFinite(durationS) || durationS < 6 || durationS > 600) {
+    process.stderr.write('lbtree: --duration must be a number of seconds between 6 and 600\n');
+    return 2;
+  }
+  const names = values.scenario?.split(',').map((s) => s.trim()) ?? SCENARIOS.map((s) => s.name);
+  const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
+  if (unknown.length > 0) {
+    process.stderr.write(
+      `lbtree: unknown scenario ${unknown.join(', ')} (have: ${SCENARIOS.map((s) => s.name).join(', ')})\n`,
+    );
+    return 2;
+  }
+  const ok = await runDemo({
+    scenarios: SCENARIOS.filter((s) => names.includes(s.name)),
+    durationMs: durationS * 1000,
+    live: process.stdout.isTTY === true && !values.plain,
+  });
+  return ok ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`lbtree: ${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  },
+);
