@@ -6,7 +6,12 @@
  * channel-facing parts are faked (ChannelControlHelper and subchannels), and the fakes are synchronous
  * and allocation-light so that timings reflect grpc-js's LB code rather than the harness.
  */
-import { connectivityState as ConnectivityState, experimental, Metadata } from '@grpc/grpc-js';
+import {
+  connectivityState as ConnectivityState,
+  experimental,
+  type LoadBalancingConfig,
+  Metadata,
+} from '@grpc/grpc-js';
 
 type SubchannelInterface = experimental.SubchannelInterface;
 type ConnectivityStateListener = experimental.ConnectivityStateListener;
@@ -41,7 +46,7 @@ const CHANNELZ_REF = { kind: 'subchannel', id: -1, name: 'fake' } as unknown as 
  * Minimal stand-in for grpc-js's Subchannel. Transitions notify listeners synchronously (the real one
  * defers startConnecting via process.nextTick), and health is constant, so health watchers never fire.
  */
-class FakeSubchannel implements SubchannelInterface {
+export class FakeSubchannel implements SubchannelInterface {
   private state: ConnectivityStateValue = ConnectivityState.IDLE;
   // A Set iterated in place, like the real Subchannel, so listener add/remove during notify behaves the same.
   private readonly listeners = new Set<ConnectivityStateListener>();
@@ -123,6 +128,14 @@ function parseAddress(hostPort: string): SubchannelAddress {
 }
 
 export function createGrpcJsRoundRobin(): GrpcJsRoundRobinHarness {
+  return createGrpcJsPolicyHarness({ round_robin: {} });
+}
+
+/**
+ * The same harness for any policy registered in grpc-js, e.g. `{ lbtree_round_robin: {} }` after lbtree's
+ * register(): lbtree then runs behind its grpc-js adapter, as on a real channel.
+ */
+export function createGrpcJsPolicyHarness(lbConfig: Record<string, unknown>): GrpcJsRoundRobinHarness {
   // Each distinct 'host:port' string is parsed once into an interned address object; grpc-js passes
   // those same objects to createSubchannel, so the pool below is keyed by object identity and a
   // re-delivered list costs the fake no parsing, allocation or string hashing.
@@ -168,7 +181,7 @@ export function createGrpcJsRoundRobin(): GrpcJsRoundRobinHarness {
   // (createLoadBalancer itself is not exported from `experimental`); it is also the exact wrapper a
   // real channel puts above round_robin, and it drops updates from the policy once destroyed.
   const lb = new experimental.ChildLoadBalancerHandler(helper);
-  const config = experimental.parseLoadBalancingConfig({ round_robin: {} });
+  const config = experimental.parseLoadBalancingConfig(lbConfig as LoadBalancingConfig);
   const channelOptions = {};
   // One reusable PickArgs: the round_robin/pick_first pickers never read or mutate it.
   const pickArgs: experimental.PickArgs = { metadata: new Metadata(), extraPickInfo: {} };

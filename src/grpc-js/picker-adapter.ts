@@ -13,10 +13,17 @@ const QUEUE_RESULT: experimental.PickResult = Object.freeze({
   onCallEnded: null,
 });
 
-/** Mutable pick arguments, reused: picks are synchronous, so one object per picker is enough. */
-interface MutablePickArgs {
-  metadata: PickArgs['metadata'];
-  hash?: bigint;
+/**
+ * Our PickArgs over grpc-js's, reused for every pick of one picker (picks are synchronous). The request
+ * hash is read from `extraPickInfo` only if a picker asks for it, so other trees never pay for it.
+ */
+class AdaptedPickArgs implements PickArgs {
+  metadata: PickArgs['metadata'] = undefined as never;
+  extraPickInfo: Readonly<Record<string, string>> = {};
+  get hash(): bigint | undefined {
+    const text = this.extraPickInfo[HASH_PICK_INFO_KEY];
+    return text === undefined ? undefined : parseHash(text);
+  }
 }
 
 /**
@@ -24,7 +31,7 @@ interface MutablePickArgs {
  * cached; complete results without call hooks reuse the handle's prebuilt result, so picks do not allocate.
  */
 export class GrpcPickerAdapter implements experimental.Picker {
-  private readonly args: MutablePickArgs = { metadata: undefined as never };
+  private readonly args = new AdaptedPickArgs();
   private readonly converted = new WeakMap<PickResult, experimental.PickResult>();
 
   constructor(readonly picker: Picker) {}
@@ -32,27 +39,21 @@ export class GrpcPickerAdapter implements experimental.Picker {
   pick(pickArgs: experimental.PickArgs): experimental.PickResult {
     const args = this.args;
     args.metadata = pickArgs.metadata as unknown as PickArgs['metadata'];
-    const hashText = pickArgs.extraPickInfo[HASH_PICK_INFO_KEY];
-    if (hashText !== undefined) args.hash = parseHash(hashText);
-    else if (args.hash !== undefined) args.hash = undefined;
-    const result = this.picker.pick(args as PickArgs);
-    switch (result.type) {
-      case 'complete': {
-        const handle = result.subchannel as GrpcSubchannelHandle;
-        if (!result.onCallStarted && !result.onCallEnded) return handle.completeResult;
-        return withHooks(handle, result.onCallStarted, result.onCallEnded);
-      }
-      case 'queue':
-        return QUEUE_RESULT;
-      default: {
-        let converted = this.converted.get(result);
-        if (!converted) {
-          converted = failure(result.type === 'drop', result.status);
-          this.converted.set(result, converted);
-        }
-        return converted;
-      }
+    args.extraPickInfo = pickArgs.extraPickInfo;
+    const result = this.picker.pick(args);
+    if (result.type === 'complete') {
+      const handle = result.subchannel as GrpcSubchannelHandle;
+      if (result.onCallStarted === undefined && result.onCallEnded === undefined)
+        return handle.completeResult;
+      return withHooks(handle, result.onCallStarted, result.onCallEnded);
     }
+    if (result.type === 'queue') return QUEUE_RESULT;
+    let converted = this.converted.get(result);
+    if (!converted) {
+      converted = failure(result.type === 'drop', result.status);
+      this.converted.set(result, converted);
+    }
+    return converted;
   }
 }
 
