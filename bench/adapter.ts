@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { register } from '../dist/grpc-js/index.js';
+import { register } from 'lbtree/grpc-js';
 import { newClient, whoami } from '../src/cli/loopback-backends.js';
 import { createGrpcJsPolicyHarness } from './grpc-js-harness.js';
 import { median, printRow, printTableHeader } from './report.js';

@@ -24,9 +24,9 @@ import {
   realClock,
   type StateListener,
   type Subchannel,
-} from '../dist/index.js';
+} from 'lbtree';
 
-class BenchSubchannel implements Subchannel {
+export class BenchSubchannel implements Subchannel {
   state: ConnectivityState = IDLE;
   private readonly listeners = new Set<StateListener>();
   constructor(

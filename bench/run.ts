@@ -2,10 +2,17 @@
  * `npm run bench`: every benchmark section, lbtree beside the comparison implementation measured in the
  * same run. `npm run bench -- <name>` runs the sections whose name contains <name>.
  */
+
+import { runAdapterBench } from './adapter.js';
+import { runPriorityBench } from './priority.js';
+import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
 
 const sections: Record<string, () => void | Promise<void>> = {
   'round-robin': runRoundRobinBench,
+  adapter: runAdapterBench,
+  priority: runPriorityBench,
+  'ring-hash': runRingHashBench,
 };
 
 const filter = process.argv.slice(2);

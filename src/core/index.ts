@@ -8,6 +8,7 @@ export * from './config-reader.js';
 export * from './connectivity-state.js';
 export * from './endpoint.js';
 export * from './endpoint-attributes.js';
+export * from './hierarchical-path.js';
 export * from './load-balancer.js';
 export * from './picker.js';
 export * from './registry.js';

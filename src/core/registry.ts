@@ -32,6 +32,13 @@ export class Registry implements PolicyLookup {
     return [...this.factories.keys()];
   }
 
+  /** A new registry with the same policies; changes to either do not reach the other. */
+  clone(): Registry {
+    const copy = new Registry();
+    for (const factory of this.factories.values()) copy.register(factory);
+    return copy;
+  }
+
   /**
    * Takes the first entry whose policy is registered and whose config parses. Entries naming unknown
    * policies are skipped. When nothing is usable, the error is the first registered entry's parse error

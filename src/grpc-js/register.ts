@@ -1,6 +1,6 @@
 import { experimental } from '@grpc/grpc-js';
-import { Registry } from '../core/index.js';
-import { registerAllPolicies } from '../policies/index.js';
+import type { Registry } from '../core/index.js';
+import { defaultRegistry } from '../policies/index.js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
 import { grpcPolicyClasses } from './policy-adapter.js';
 
@@ -12,11 +12,9 @@ export const LBTREE_PREFIX = 'lbtree_';
 export interface RegisterOptions {
   /** Also register lbtree's pick_first and round_robin under grpc-js's own names (default false). */
   readonly replaceBuiltins?: boolean;
-  /** The policies to register (default: every lbtree policy). */
+  /** The policies to register (default: the process-wide registry, custom policies included). */
   readonly registry?: Registry;
 }
-
-let defaultRegistry: Registry | undefined;
 
 /**
  * Registers lbtree's policies in grpc-js under their gRFC names (`priority_experimental`, …), the
@@ -25,8 +23,7 @@ let defaultRegistry: Registry | undefined;
  * registers the `endpoints:` target scheme. Safe to call again. Returns the grpc-js names registered.
  */
 export function register(options: RegisterOptions = {}): string[] {
-  defaultRegistry ??= registerAllPolicies(new Registry());
-  const registry = options.registry ?? defaultRegistry;
+  const registry = options.registry ?? defaultRegistry();
   const names: string[] = [];
   for (const name of registry.names()) {
     const factory = registry.get(name)!;

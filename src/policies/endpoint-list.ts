@@ -8,11 +8,13 @@ import {
   type Endpoint,
   endpointKey,
   type Helper,
+  IDLE,
   NO_CHANNEL_ARGS,
   OK_STATUS,
   ok,
   type Picker,
   queuePicker,
+  SHUTDOWN,
   type Status,
   type Subchannel,
   sameAddressOrder,
@@ -26,16 +28,18 @@ const CHILD_CONFIG: PickFirstConfig = Object.freeze({ shuffleAddressList: false 
 
 /**
  * One endpoint of a petiole policy and the pick_first child that connects to it (A61). It is also that
- * child's helper (no per-child closures: a petiole may hold tens of thousands of these).
+ * child's helper (no per-child closures: a petiole may hold tens of thousands of these). In a lazy list
+ * (ring_hash) the pick_first child is only created by the first {@link connect}.
  */
 export class EndpointChild implements Helper {
-  /** A61: a new child is assumed CONNECTING until it says otherwise. */
-  state: ConnectivityState = CONNECTING;
+  state: ConnectivityState;
   status: Status = OK_STATUS;
   picker: Picker = queuePicker;
   /** The last update that listed this endpoint (EndpointList's mark and sweep). */
   generation = 0;
-  readonly policy: PickFirst;
+  /** Free for the owning policy: ring_hash keeps the endpoint's index in its current ring here. */
+  slot = -1;
+  private child: PickFirst | null = null;
   readonly clock: Clock;
   readonly trace: Trace;
 
@@ -44,10 +48,48 @@ export class EndpointChild implements Helper {
     public endpoint: Endpoint,
     private readonly list: EndpointList,
     private readonly parent: Helper,
+    lazy: boolean,
   ) {
     this.clock = parent.clock;
     this.trace = parent.trace;
-    this.policy = new PickFirst(this);
+    // A61: an eager child is assumed CONNECTING until it says otherwise; a lazy one is IDLE until started.
+    this.state = lazy ? IDLE : CONNECTING;
+    if (!lazy) this.child = new PickFirst(this);
+  }
+
+  /** Asks for a connection: creates and starts the pick_first child if it does not exist yet (A61 ring_hash). */
+  connect(): void {
+    if (this.state === SHUTDOWN) return;
+    if (this.child === null) {
+      this.child = new PickFirst(this);
+      this.child.update({
+        endpoints: ok([this.endpoint]),
+        config: CHILD_CONFIG,
+        attributes: this.list.childArgs,
+      });
+    } else {
+      this.child.exitIdle();
+    }
+  }
+
+  exitIdle(): void {
+    this.child?.exitIdle();
+  }
+
+  resetBackoff(): void {
+    this.child?.resetBackoff();
+  }
+
+  /** @internal EndpointList's: passes a new endpoint or new settings on to a started child. */
+  updateChild(attributes: ChannelArgs): void {
+    this.child?.update({ endpoints: ok([this.endpoint]), config: CHILD_CONFIG, attributes });
+  }
+
+  /** @internal EndpointList's. */
+  destroyChild(): void {
+    this.state = SHUTDOWN;
+    this.child?.destroy();
+    this.child = null;
   }
 
   createSubchannel(address: Address, attributes: Attributes): Subchannel {
@@ -72,6 +114,14 @@ export interface EndpointListOwner {
   onChildState(child: EndpointChild, previous: ConnectivityState): void;
 }
 
+export interface EndpointListOptions {
+  /**
+   * Create each pick_first child only when {@link EndpointChild.connect} is first called (A61: ring_hash
+   * connects lazily, while pick_first connects as soon as it has addresses). Until then a child is IDLE.
+   */
+  readonly lazy?: boolean;
+}
+
 /**
  * The shared petiole machinery (A61 "Endpoint list updates"): one pick_first child per endpoint, kept in a
  * Map by the unordered address set, so an update reuses unchanged endpoints (sending them the new address
@@ -83,12 +133,17 @@ export class EndpointList {
   private updating = false;
   private generation = 0;
   private parentArgs: ChannelArgs = NO_CHANNEL_ARGS;
-  private childArgs: ChannelArgs = { [HEALTH_WATCH_ARG]: true };
+  /** The settings every pick_first child gets: the parent's plus the A61 health watch. */
+  childArgs: ChannelArgs = { [HEALTH_WATCH_ARG]: true };
+  private readonly lazy: boolean;
 
   constructor(
     private readonly helper: Helper,
     private readonly owner: EndpointListOwner,
-  ) {}
+    options: EndpointListOptions = {},
+  ) {
+    this.lazy = options.lazy ?? false;
+  }
 
   get size(): number {
     return this.byKey.size;
@@ -98,8 +153,16 @@ export class EndpointList {
     return this.byKey;
   }
 
-  /** Applies an endpoint list; duplicate endpoints (same address set) collapse into the first. */
-  update(endpoints: readonly Endpoint[], attributes: ChannelArgs): void {
+  /**
+   * Applies an endpoint list; duplicate endpoints (same address set, attributes ignored) collapse into the
+   * first, and `onDuplicate` hears of each one (ring_hash sums their weights). Returns the distinct children
+   * in list order.
+   */
+  update(
+    endpoints: readonly Endpoint[],
+    attributes: ChannelArgs,
+    onDuplicate?: (child: EndpointChild, duplicate: Endpoint) => void,
+  ): EndpointChild[] {
     const argsChanged = !sameChannelArgs(attributes, this.parentArgs);
     if (argsChanged) {
       this.parentArgs = attributes;
@@ -110,7 +173,7 @@ export class EndpointList {
     // endpoints then costs one lookup per endpoint.
     const generation = ++this.generation;
     const children = this.byKey;
-    let distinct = 0;
+    const distinct: EndpointChild[] = [];
     this.updating = true;
     try {
       for (const e of endpoints) {
@@ -121,22 +184,24 @@ export class EndpointList {
           child = this.createChild(key, e);
           children.set(key, child);
         } else if (child.generation === generation) {
-          continue; // a duplicate of an endpoint already in this list
+          onDuplicate?.(child, e); // a duplicate of an endpoint already in this list
+          continue;
         }
         child.generation = generation;
-        distinct++;
+        distinct.push(child);
         const previous = child.endpoint;
         child.endpoint = e;
         // An endpoint re-delivered as it was needs nothing from its child (hot for large, stable lists).
         const unchanged =
           previous === e || (previous.attributes === e.attributes && sameAddressOrder(previous, e));
         if (!isNew && !argsChanged && unchanged) continue;
-        child.policy.update({ endpoints: ok([e]), config: CHILD_CONFIG, attributes: childArgs });
+        child.updateChild(childArgs);
       }
-      if (distinct < children.size) this.sweep(generation);
+      if (distinct.length < children.size) this.sweep(generation);
     } finally {
       this.updating = false;
     }
+    return distinct;
   }
 
   private sweep(generation: number): void {
@@ -154,19 +219,18 @@ export class EndpointList {
   }
 
   private createChild(key: string, e: Endpoint): EndpointChild {
-    const child = new EndpointChild(key, e, this, this.helper);
-    this.counts[CONNECTING]++;
+    const child = new EndpointChild(key, e, this, this.helper, this.lazy);
+    this.counts[child.state]++;
     return child;
   }
 
   private destroyChild(child: EndpointChild): void {
     this.counts[child.state]--;
-    child.state = 'SHUTDOWN';
-    child.policy.destroy();
+    child.destroyChild();
   }
 
   onChildReport(child: EndpointChild, state: ConnectivityState, status: Status, picker: Picker): void {
-    if (child.state === 'SHUTDOWN') return;
+    if (child.state === SHUTDOWN) return;
     const previous = child.state;
     this.counts[previous]--;
     this.counts[state]++;

@@ -1,7 +1,7 @@
 // The public simulator entry. The engine (clock, fakes, recording helper) depends on core only; this entry
 // also loads the policy layer so that `new Simulation()` comes with every lbtree policy registered.
-import { Registry } from '../core/index.js';
-import { registerAllPolicies } from '../policies/index.js';
+import type { Registry } from '../core/index.js';
+import { defaultRegistry } from '../policies/index.js';
 import { Simulation as SimulationEngine, type SimulationOptions } from './simulation.js';
 
 export type { ConnectionScript } from './fake-subchannel.js';
@@ -12,9 +12,12 @@ export { seededRandom } from './seeded-random.js';
 export type { HistoryEntry, PlainMetadata, SimPickResult, SimulationOptions } from './simulation.js';
 export { VirtualClock } from './virtual-clock.js';
 
-/** A simulation whose registry holds every lbtree policy (or the registry given in `options.registry`). */
+/**
+ * A simulation whose registry is a copy of the process-wide one (every lbtree policy and any added with
+ * `registerPolicy`), or the registry given in `options.registry`.
+ */
 export class Simulation extends SimulationEngine {
   constructor(options: SimulationOptions & { registry?: Registry } = {}) {
-    super(options.registry ?? registerAllPolicies(new Registry()), options);
+    super(options.registry ?? defaultRegistry().clone(), options);
   }
 }

@@ -1,0 +1,81 @@
+import type { EndpointInfo, SimulationReport, Step } from './run-scenario.js';
+
+export type Dimension = 'priority' | 'locality' | 'endpoint';
+
+/** Completed picks per group (priority, locality or endpoint name) in one step. */
+export function shares(
+  step: Step,
+  endpoints: readonly EndpointInfo[],
+  dimension: Dimension,
+): Map<string, number> {
+  const groupOf = new Map<string, string>();
+  for (const e of endpoints) {
+    groupOf.set(
+      e.name,
+      dimension === 'priority' ? e.priority : dimension === 'locality' ? e.locality : e.name,
+    );
+  }
+  const out = new Map<string, number>();
+  for (const [name, n] of step.picks) {
+    const g = groupOf.get(name) ?? name;
+    out.set(g, (out.get(g) ?? 0) + n);
+  }
+  return out;
+}
+
+export function groups(report: SimulationReport, dimension: Dimension): string[] {
+  const names = report.endpoints.map((e) =>
+    dimension === 'priority' ? e.priority : dimension === 'locality' ? e.locality : e.name,
+  );
+  return [...new Set(names)];
+}
+
+const pct = (n: number, total: number) => (total === 0 ? '0%' : `${Math.round((100 * n) / total)}%`);
+const secs = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)}s`;
+
+function describeShares(step: Step, report: SimulationReport, dimension: Dimension): string {
+  const s = shares(step, report.endpoints, dimension);
+  const total = [...s.values()].reduce((a, b) => a + b, 0);
+  return groups(report, dimension)
+    .map((g) => `${g}=${pct(s.get(g) ?? 0, total)}`)
+    .join(' ');
+}
+
+/** The text timeline: one line per step, events where they happen, then the overall shares. */
+export function textReport(report: SimulationReport): string {
+  const lines: string[] = [];
+  let e = 0;
+  for (const step of report.steps) {
+    while (e < report.events.length && report.events[e]!.atMs < step.atMs + 1) {
+      const ev = report.events[e++]!;
+      lines.push(
+        `  ${secs(ev.atMs).padStart(6)}  ── ${ev.action} ${JSON.stringify(ev.target)} (${ev.addresses.length} addresses)`,
+      );
+    }
+    lines.push(
+      `  ${secs(step.atMs).padStart(6)}  ${step.state.padEnd(17)} priority: ${describeShares(step, report, 'priority')}` +
+        `   locality: ${describeShares(step, report, 'locality')}` +
+        (step.queued || step.failed ? `   queued=${step.queued} failed=${step.failed}` : ''),
+    );
+  }
+  lines.push('', 'Traffic share over the whole run:');
+  for (const dimension of ['priority', 'locality', 'endpoint'] as const) {
+    const totals = new Map<string, number>();
+    let all = 0;
+    for (const step of report.steps) {
+      for (const [g, n] of shares(step, report.endpoints, dimension)) {
+        totals.set(g, (totals.get(g) ?? 0) + n);
+        all += n;
+      }
+    }
+    lines.push(
+      `  by ${dimension}: ${groups(report, dimension)
+        .map((g) => `${g}=${pct(totals.get(g) ?? 0, all)}`)
+        .join(' ')}`,
+    );
+  }
+  const queued = report.steps.reduce((a, s) => a + s.queued, 0);
+  const failed = report.steps.reduce((a, s) => a + s.failed, 0);
+  lines.push(`  requests queued: ${queued}, failed: ${failed}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,139 @@
+import type { Registry } from '../../core/index.js';
+import { type PlainEndpoint, Simulation, seededRandom } from '../../sim/index.js';
+import type { Scenario, ScenarioEvent, Selector } from './scenario.js';
+
+/** What a timeline reports about one backend endpoint. */
+export interface EndpointInfo {
+  /** The first address: how the endpoint is named in reports. */
+  readonly name: string;
+  readonly addresses: readonly string[];
+  readonly locality: string;
+  /** The priority child the endpoint belongs to (the first element of its hierarchical path). */
+  readonly priority: string;
+}
+
+export interface Step {
+  readonly atMs: number;
+  readonly state: string;
+  /** Completed picks per endpoint name during the step. */
+  readonly picks: ReadonlyMap<string, number>;
+  readonly queued: number;
+  readonly failed: number;
+}
+
+export interface SimulationReport {
+  readonly endpoints: readonly EndpointInfo[];
+  readonly steps: readonly Step[];
+  readonly events: readonly (ScenarioEvent & { readonly addresses: readonly string[] })[];
+}
+
+export function describeEndpoints(endpoints: readonly PlainEndpoint[]): EndpointInfo[] {
+  return endpoints.map((e) => ({
+    name: e.addresses[0]!,
+    addresses: e.addresses,
+    locality: e.attributes?.locality ?? '(none)',
+    priority: e.attributes?.path?.[0] ?? '(none)',
+  }));
+}
+
+/** A locality is named by its full key or by any one of its parts (region, zone or sub-zone). */
+function localityMatches(locality: string, name: string): boolean {
+  return locality === name || locality.split(/[^A-Za-z0-9_.-]+/).includes(name);
+}
+
+function select(endpoints: readonly EndpointInfo[], target: Selector): EndpointInfo[] {
+  return endpoints.filter(
+    (e) =>
+      (target.endpoint !== undefined && e.addresses.includes(target.endpoint)) ||
+      (target.locality !== undefined && localityMatches(e.locality, target.locality)) ||
+      (target.priority !== undefined && e.priority === target.priority),
+  );
+}
+
+/**
+ * Runs a policy tree in the simulator under a steady request rate and the scenario's events, recording
+ * where picks go in each step. Every request carries a random 64-bit hash, so ring_hash trees spread too.
+ */
+export function runScenario(
+  tree: { readonly config: unknown; readonly endpoints: readonly PlainEndpoint[] },
+  scenario: Scenario,
+  registry?: Registry,
+): SimulationReport {
+  const sim = new Simulation({ seed: scenario.seed, ...(registry ? { registry } : {}) });
+  const endpoints = describeEndpoints(tree.endpoints);
+  const byAddress = new Map<string, EndpointInfo>();
+  for (const e of endpoints) for (const a of e.addresses) byAddress.set(a, e);
+  for (const a of byAddress.keys()) sim.script(a, { connectAfterMs: scenario.connectMs });
+  if (!sim.update(tree.endpoints, tree.config, scenario.settings)) {
+    throw new Error(
+      `the policy tree rejected the cluster: ${sim.lastConfigError?.message ?? sim.status.details}`,
+    );
+  }
+  const random = seededRandom(scenario.seed ^ 0x5eed);
+  const hash = () => (BigInt(Math.floor(random() * 2 ** 32)) << 32n) | BigInt(Math.floor(random() * 2 ** 32));
+  const intervalMs = 1000 / scenario.rps;
+  const steps: Step[] = [];
+  const applied: SimulationReport['events'][number][] = [];
+  let nextEvent = 0;
+  let nextPickAt = 0;
+  for (let stepStart = 0; stepStart < scenario.durationMs; stepStart += scenario.stepMs) {
+    const stepEnd = Math.min(stepStart + scenario.stepMs, scenario.durationMs);
+    const picks = new Map<string, number>();
+    let queued = 0;
+    let failed = 0;
+    while (nextPickAt < stepEnd) {
+      while (nextEvent < scenario.events.length && scenario.events[nextEvent]!.atMs <= nextPickAt) {
+        const event = scenario.events[nextEvent++]!;
+        sim.advance(Math.max(0, event.atMs - sim.now));
+        const addresses = select(endpoints, event.target).flatMap((e) => e.addresses);
+        apply(sim, event, addresses, scenario.connectMs);
+        applied.push({ ...event, addresses });
+      }
+      sim.advance(Math.max(0, nextPickAt - sim.now));
+      const result = sim.pick({ hash: hash() });
+      if (result.type === 'complete') {
+        const name = byAddress.get(result.address)?.name ?? result.address;
+        picks.set(name, (picks.get(name) ?? 0) + 1);
+      } else if (result.type === 'queue') queued++;
+      else failed++;
+      nextPickAt += intervalMs;
+    }
+    sim.advance(Math.max(0, stepEnd - sim.now));
+    steps.push({ atMs: stepStart, state: sim.state, picks, queued, failed });
+  }
+  sim.destroy();
+  return { endpoints, steps, events: applied };
+}
+
+/** Makes the backends behind `addresses` fail, hang, recover or change health from now on. */
+function apply(sim: Simulation, event: ScenarioEvent, addresses: readonly string[], connectMs: number): void {
+  for (const address of addresses) {
+    const fake = sim.findSubchannel(address);
+    const live = fake && !fake.released ? fake : undefined;
+    switch (event.action) {
+      case 'fail':
+      case 'hang':
+        sim.script(
+          address,
+          event.action === 'fail' ? { failAfterMs: 5, details: `${address}: connection refused` } : 'hang',
+        );
+        // An established connection drops; one being set up fails.
+        if (live?.state === 'READY') live.setState('IDLE');
+        else if (live?.state === 'CONNECTING') live.setState('TRANSIENT_FAILURE');
+        break;
+      case 'recover':
+        sim.script(address, { connectAfterMs: connectMs });
+        // A hanging attempt gives up, and backoff is cut short so the backend is retried now.
+        if (live?.state === 'CONNECTING') live.setState('TRANSIENT_FAILURE');
+        live?.resetBackoff();
+        break;
+      case 'unhealthy':
+        live?.setHealth('TRANSIENT_FAILURE');
+        break;
+      case 'healthy':
+        live?.setHealth('READY');
+        break;
+    }
+  }
+  sim.flush();
+}

@@ -1,0 +1,112 @@
+/**
+ * The scenario file of `lbtree simulate` (YAML or JSON):
+ *
+ *   duration: 60s          # virtual time to run
+ *   rps: 100               # requests per virtual second
+ *   step: 1s               # timeline resolution
+ *   connect: 20ms          # how long a healthy backend takes to connect
+ *   seed: 1
+ *   settings: { grpc.priority_failover_timeout_ms: 10000 }   # channel settings
+ *   events:
+ *     - { at: 10s, fail: { locality: zone-a } }       # fail | hang | recover | unhealthy | healthy
+ *     - { at: 30s, recover: { locality: zone-a } }    # target: endpoint (an address), locality, or priority
+ */
+
+export type EventAction = 'fail' | 'hang' | 'recover' | 'unhealthy' | 'healthy';
+const ACTIONS: readonly EventAction[] = ['fail', 'hang', 'recover', 'unhealthy', 'healthy'];
+
+export interface Selector {
+  readonly endpoint?: string;
+  readonly locality?: string;
+  readonly priority?: string;
+}
+
+export interface ScenarioEvent {
+  readonly atMs: number;
+  readonly action: EventAction;
+  readonly target: Selector;
+}
+
+export interface Scenario {
+  readonly durationMs: number;
+  readonly rps: number;
+  readonly stepMs: number;
+  readonly connectMs: number;
+  readonly seed: number;
+  readonly settings: Readonly<Record<string, unknown>>;
+  readonly events: readonly ScenarioEvent[];
+}
+
+export class ScenarioError extends Error {
+  override readonly name = 'ScenarioError';
+}
+
+/** `250ms`, `10s`, `2m`, or a number of milliseconds. */
+export function parseDuration(value: unknown, path: string): number {
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value;
+  const m = typeof value === 'string' ? /^(\d+(?:\.\d+)?)(ms|s|m)$/.exec(value.trim()) : null;
+  if (!m)
+    throw new ScenarioError(
+      `${path}: expected a duration like 250ms, 10s or 2m, got ${JSON.stringify(value)}`,
+    );
+  const n = Number(m[1]);
+  return m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
+}
+
+function positive(value: unknown, path: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !(value > 0))
+    throw new ScenarioError(`${path}: expected a positive number`);
+  return value;
+}
+
+function parseSelector(value: unknown, path: string): Selector {
+  if (typeof value !== 'object' || value === null)
+    throw new ScenarioError(`${path}: expected { endpoint | locality | priority }`);
+  const o = value as Record<string, unknown>;
+  const keys = Object.keys(o).filter((k) => ['endpoint', 'locality', 'priority'].includes(k));
+  if (keys.length !== 1 || Object.keys(o).length !== 1) {
+    throw new ScenarioError(`${path}: name exactly one of endpoint, locality, priority`);
+  }
+  const key = keys[0]!;
+  const v = o[key];
+  if (typeof v !== 'string' && typeof v !== 'number')
+    throw new ScenarioError(`${path}.${key}: expected a string`);
+  return { [key]: String(v) };
+}
+
+export function parseScenario(raw: unknown): Scenario {
+  if (typeof raw !== 'object' || raw === null) throw new ScenarioError('scenario: expected an object');
+  const o = raw as Record<string, unknown>;
+  const events = o.events ?? [];
+  if (!Array.isArray(events)) throw new ScenarioError('scenario.events: expected a list');
+  const durationMs = parseDuration(o.duration ?? '60s', 'scenario.duration');
+  const settings = o.settings ?? {};
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
+    throw new ScenarioError('scenario.settings: expected an object of channel settings');
+  }
+  return {
+    durationMs,
+    rps: positive(o.rps, 'scenario.rps', 100),
+    stepMs: parseDuration(o.step ?? '1s', 'scenario.step') || 1000,
+    connectMs: parseDuration(o.connect ?? '20ms', 'scenario.connect'),
+    seed: typeof o.seed === 'number' ? o.seed : 1,
+    settings: settings as Record<string, unknown>,
+    events: events
+      .map((e, i): ScenarioEvent => {
+        const path = `scenario.events[${i}]`;
+        if (typeof e !== 'object' || e === null) throw new ScenarioError(`${path}: expected an object`);
+        const ev = e as Record<string, unknown>;
+        const actions = ACTIONS.filter((a) => a in ev);
+        if (actions.length !== 1)
+          throw new ScenarioError(`${path}: name exactly one action of ${ACTIONS.join(', ')}`);
+        const action = actions[0]!;
+        return {
+          atMs: parseDuration(ev.at, `${path}.at`),
+          action,
+          target: parseSelector(ev[action], `${path}.${action}`),
+        };
+      })
+      .sort((a, b) => a.atMs - b.atMs),
+  };
+}

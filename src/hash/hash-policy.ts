@@ -1,0 +1,210 @@
+import { type CallMetadata, ConfigError, ConfigReader, childPath, expectArray } from '../core/index.js';
+import { RegexRewrite } from './regex-rewrite.js';
+import { joinU64, splitU64 } from './u64.js';
+import { Utf8Buffer } from './utf8.js';
+import { xxh64Into } from './xxh64.js';
+
+/** The one filter_state key gRPC supports (A42): a per-channel random id, the same for every call. */
+export const CHANNEL_ID_FILTER_STATE_KEY = 'io.grpc.channel_id';
+
+/** A42 "Hash Policy": hash a request header, optionally rewritten by an RE2 regex first. */
+export interface HeaderHashPolicy {
+  readonly type: 'header';
+  readonly headerName: string;
+  readonly regexRewrite?: { readonly pattern: string; readonly substitution: string };
+  readonly terminal?: boolean;
+}
+
+/** A42: only the key `io.grpc.channel_id` produces a hash; any other key produces nothing. */
+export interface FilterStateHashPolicy {
+  readonly type: 'filter_state';
+  readonly key: string;
+  readonly terminal?: boolean;
+}
+
+/** Policy types a gRPC client cannot evaluate (A42): they never produce a hash, but `terminal` still counts. */
+export interface UnsupportedHashPolicy {
+  readonly type: 'cookie' | 'connection_properties' | 'query_parameter' | 'unknown';
+  readonly terminal?: boolean;
+}
+
+/** One entry of an xDS RouteAction's `hash_policy` list, as gRPC understands it. */
+export type HashPolicy = HeaderHashPolicy | FilterStateHashPolicy | UnsupportedHashPolicy;
+
+/**
+ * Parses an xDS `RouteAction.hash_policy` list in proto3 JSON form (either field spelling). Unsupported
+ * policy types are kept, as producing nothing (A42: unlike Envoy, gRPC does not reject them). Throws a
+ * ConfigError with the JSON path of the first problem: a missing header name, an invalid RE2 pattern, an
+ * invalid substitution.
+ */
+export function parseHashPolicies(json: unknown, path = '$'): HashPolicy[] {
+  return expectArray(json, path).map((entry, i) => parseHashPolicy(entry, childPath(path, i)));
+}
+
+function parseHashPolicy(json: unknown, path: string): HashPolicy {
+  const reader = new ConfigReader(json, path);
+  const terminal = reader.optionalBoolean('terminal') ?? false;
+  const header = reader.optionalObject('header');
+  if (header) {
+    const name = header.required('headerName');
+    if (typeof name.value !== 'string' || name.value.length === 0) {
+      throw new ConfigError(name.path, 'expected a non-empty header name');
+    }
+    const rewrite = header.optionalObject('regexRewrite');
+    if (!rewrite) return { type: 'header', headerName: name.value, terminal };
+    const pattern = new ConfigReader(rewrite.required('pattern').value, childPath(rewrite.path, 'pattern'));
+    const regex = pattern.optionalString('regex');
+    if (regex === undefined)
+      throw new ConfigError(childPath(pattern.path, 'regex'), 'required field is missing');
+    const substitution = rewrite.optionalString('substitution') ?? '';
+    // Compiled once here only to report a bad pattern at its path; RequestHasher compiles its own copy.
+    new RegexRewrite(
+      regex,
+      substitution,
+      childPath(pattern.path, 'regex'),
+      rewrite.field('substitution')?.path ?? childPath(rewrite.path, 'substitution'),
+    );
+    return {
+      type: 'header',
+      headerName: name.value,
+      regexRewrite: { pattern: regex, substitution },
+      terminal,
+    };
+  }
+  const filterState = reader.optionalObject('filterState');
+  if (filterState) {
+    const key = filterState.optionalString('key');
+    if (key === undefined)
+      throw new ConfigError(childPath(filterState.path, 'key'), 'required field is missing');
+    return { type: 'filter_state', key, terminal };
+  }
+  if (reader.field('cookie')) return { type: 'cookie', terminal };
+  if (reader.field('connectionProperties')) return { type: 'connection_properties', terminal };
+  if (reader.field('queryParameter')) return { type: 'query_parameter', terminal };
+  return { type: 'unknown', terminal };
+}
+
+/** A policy prepared for evaluation. */
+interface Compiled {
+  readonly kind: 'header' | 'channel_id' | 'none';
+  readonly terminal: boolean;
+  readonly headerName: string;
+  readonly rewrite: RegexRewrite | null;
+}
+
+// A28 (which A42 points to for header matching): the channel adds content-type after routing, so it is
+// assumed to be this.
+const ASSUMED_CONTENT_TYPE = 'application/grpc';
+
+/**
+ * Computes request hashes from a list of hash policies (A42 "Hash Policy"). A pure evaluator: the caller
+ * (an xDS config selector, or any layer that sets `PickArgs.hash`) supplies the call's metadata, the
+ * channel's random id and the random source.
+ */
+export class RequestHasher {
+  private readonly policies: readonly Compiled[];
+  private readonly words = new Uint32Array(2);
+  private readonly text = new Utf8Buffer();
+
+  /** Throws a ConfigError (at `path`) when a header policy's regex rewrite is invalid. */
+  constructor(policies: readonly HashPolicy[], path = '$') {
+    this.policies = policies.map((p, i) => compile(p, childPath(path, i)));
+  }
+
+  /**
+   * The request hash: each policy that produces a value is combined as gRPC and Envoy do (the running hash
+   * rotated left by 1, XOR the new value); a terminal policy stops the walk once a hash exists. When no
+   * policy produced anything, a random hash, so the call lands on a random endpoint.
+   */
+  hash(metadata: CallMetadata, channelId: bigint, random: () => number): bigint {
+    let found = false;
+    let high = 0;
+    let low = 0;
+    const words = this.words;
+    for (const p of this.policies) {
+      if (this.evaluate(p, metadata, channelId)) {
+        if (found) {
+          // rotl(hash, 1) ^ new
+          const rotatedHigh = (high << 1) | (low >>> 31);
+          low = ((low << 1) | (high >>> 31)) ^ words[1]!;
+          high = rotatedHigh ^ words[0]!;
+        } else {
+          high = words[0]!;
+          low = words[1]!;
+          found = true;
+        }
+      }
+      if (p.terminal && found) break;
+    }
+    if (!found) return randomRequestHash(random);
+    return joinU64(high >>> 0, low >>> 0);
+  }
+
+  /** Writes the policy's hash to `this.words`; false when it produces none. */
+  private evaluate(p: Compiled, metadata: CallMetadata, channelId: bigint): boolean {
+    if (p.kind === 'channel_id') {
+      // The id is already uniformly random: like gRPC Go, it is the hash itself.
+      splitU64(channelId, this.words);
+      return true;
+    }
+    if (p.kind !== 'header') return false;
+    let value = requestHeaderValue(metadata, p.headerName);
+    if (value === undefined) return false;
+    if (p.rewrite) value = p.rewrite.apply(value);
+    const text = this.text.set(value);
+    xxh64Into(text.bytes, text.length, this.words);
+    return true;
+  }
+}
+
+function compile(p: HashPolicy, path: string): Compiled {
+  const terminal = p.terminal ?? false;
+  switch (p.type) {
+    case 'header': {
+      const headerName = p.headerName.toLowerCase();
+      // A28/A42: binary headers are treated as absent.
+      if (headerName.endsWith('-bin')) return { kind: 'none', terminal, headerName: '', rewrite: null };
+      const rr = p.regexRewrite;
+      const rewrite = rr
+        ? new RegexRewrite(
+            rr.pattern,
+            rr.substitution,
+            `${path}.regexRewrite.pattern`,
+            `${path}.regexRewrite.substitution`,
+          )
+        : null;
+      return { kind: 'header', terminal, headerName, rewrite };
+    }
+    case 'filter_state':
+      return {
+        kind: p.key === CHANNEL_ID_FILTER_STATE_KEY ? 'channel_id' : 'none',
+        terminal,
+        headerName: '',
+        rewrite: null,
+      };
+    default:
+      return { kind: 'none', terminal, headerName: '', rewrite: null };
+  }
+}
+
+/** The header's values joined with "," (A42/A76), or undefined when the call does not carry it. */
+export function requestHeaderValue(metadata: CallMetadata, name: string): string | undefined {
+  const values = metadata.get(name);
+  let joined: string | undefined;
+  for (const v of values) {
+    if (typeof v !== 'string') continue;
+    joined = joined === undefined ? v : `${joined},${v}`;
+  }
+  if (joined === undefined && name === 'content-type') return ASSUMED_CONTENT_TYPE;
+  return joined;
+}
+
+/** 64 uniformly random bits from a [0, 1) source (used for a call no policy could hash). */
+export function randomRequestHash(random: () => number): bigint {
+  return joinU64(Math.floor(random() * 0x100000000) >>> 0, Math.floor(random() * 0x100000000) >>> 0);
+}
+
+/** A new `io.grpc.channel_id` value: A42 asks for a uniformly distributed random number per channel. */
+export function newChannelId(random: () => number): bigint {
+  return randomRequestHash(random);
+}

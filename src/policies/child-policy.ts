@@ -1,0 +1,78 @@
+import {
+  type ChannelArgs,
+  childHelper,
+  type Endpoint,
+  type Helper,
+  type LoadBalancer,
+  type ParsedLbConfig,
+  type PolicyFactory,
+  type PolicyLookup,
+  type StatusOr,
+} from '../core/index.js';
+
+/**
+ * The policy instance behind one named child of a multi-child policy (priority, weighted_target). Names let a
+ * config update reach the existing instance; a config naming a different policy replaces it, make before
+ * break (the new instance is updated before the old one is destroyed, so pooled connections carry over).
+ * Reports and re-resolution requests from a replaced or destroyed instance are dropped.
+ */
+export class ChildPolicy {
+  private policy: LoadBalancer | null = null;
+  private factory: PolicyFactory | null = null;
+  /** Identifies the live instance; each instance's helper checks it before passing anything up. */
+  private token: object | null = null;
+
+  constructor(
+    private readonly helper: Helper,
+    private readonly registry: PolicyLookup,
+  ) {}
+
+  /** Whether `parsed` would start a new instance (none yet, or a different policy). */
+  replacedBy(parsed: ParsedLbConfig): boolean {
+    return parsed.factory !== this.factory;
+  }
+
+  update(
+    parsed: ParsedLbConfig,
+    endpoints: StatusOr<readonly Endpoint[]>,
+    attributes: ChannelArgs,
+    resolutionNote: string | undefined,
+  ): boolean {
+    let previous: LoadBalancer | null = null;
+    if (parsed.factory !== this.factory) {
+      previous = this.policy;
+      const token = {};
+      this.token = token;
+      this.factory = parsed.factory;
+      const parent = this.helper;
+      const helper = childHelper(parent, {
+        updateState: (state, status, picker) => {
+          if (this.token === token) parent.updateState(state, status, picker);
+        },
+        requestReresolution: () => {
+          if (this.token === token) parent.requestReresolution();
+        },
+      });
+      this.policy = parsed.factory.create(helper, this.registry);
+    }
+    const accepted = this.policy!.update({ endpoints, config: parsed.config, attributes, resolutionNote });
+    previous?.destroy();
+    return accepted;
+  }
+
+  exitIdle(): void {
+    this.policy?.exitIdle();
+  }
+
+  resetBackoff(): void {
+    this.policy?.resetBackoff();
+  }
+
+  destroy(): void {
+    this.token = null;
+    this.factory = null;
+    const policy = this.policy;
+    this.policy = null;
+    policy?.destroy();
+  }
+}

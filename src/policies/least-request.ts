@@ -1,0 +1,201 @@
+import {
+  type CompletePick,
+  ConfigError,
+  ConfigReader,
+  expectInteger,
+  type Helper,
+  type PickArgs,
+  type Picker,
+  type PickResult,
+  type PolicyFactory,
+  randomOf,
+  type Status,
+} from '../core/index.js';
+import type { EndpointChild } from './endpoint-list.js';
+import { EagerPetiole } from './petiole.js';
+
+export const LEAST_REQUEST = 'least_request_experimental';
+
+/** A48 "LB Policy Config": the default, and the bounds of the effective `choiceCount`. */
+export const DEFAULT_CHOICE_COUNT = 2;
+export const MIN_CHOICE_COUNT = 2;
+export const MAX_CHOICE_COUNT = 10;
+
+/** A48 `LeastRequestLoadBalancingConfig`, with `choiceCount` already clamped to [2, 10]. */
+export interface LeastRequestConfig {
+  readonly choiceCount: number;
+}
+
+const MAX_UINT32 = 0xffff_ffff;
+
+/**
+ * Parses `{ choiceCount }` (or `choice_count`): a uint32, default 2; below 2 is rejected, above 10 is
+ * treated as 10 (A48: "only an effective choice_count in the range [2, 10] will be supported").
+ */
+export function parseLeastRequestConfig(json: unknown, path: string): LeastRequestConfig {
+  const reader = new ConfigReader(json, path);
+  const field = reader.field('choiceCount');
+  if (field === undefined) return { choiceCount: DEFAULT_CHOICE_COUNT };
+  const n = expectInteger(field.value, field.path, 0, MAX_UINT32);
+  if (n < MIN_CHOICE_COUNT) {
+    throw new ConfigError(field.path, `must be at least ${MIN_CHOICE_COUNT}, got ${n}`);
+  }
+  return { choiceCount: Math.min(n, MAX_CHOICE_COUNT) };
+}
+
+/**
+ * One endpoint's outstanding calls (A48 "Outstanding request counters"), with the two hooks that count them.
+ * Made once per endpoint and kept while the endpoint stays in the list, so counts survive picker rebuilds
+ * and endpoint list updates; the hooks are bound once, so a pick allocates nothing.
+ */
+export class CallCounter {
+  active = 0;
+  /** The child result `result` was built from, and the result with our hooks added. */
+  private base: CompletePick | null = null;
+  private result: CompletePick | null = null;
+
+  readonly onCallStarted = (): void => {
+    this.active++;
+  };
+  readonly onCallEnded = (): void => {
+    if (this.active > 0) this.active--;
+  };
+
+  /** The child's result with this counter's hooks: rebuilt only when the child's result changes. */
+  counted(base: CompletePick): CompletePick {
+    if (base !== this.base) {
+      this.base = base;
+      this.result = withHooks(base, this);
+    }
+    return this.result!;
+  }
+}
+
+/** `base` with `counter`'s hooks; a child's own hooks (pick_first has none) still run. */
+function withHooks(base: CompletePick, counter: CallCounter): CompletePick {
+  const started = base.onCallStarted;
+  const ended = base.onCallEnded;
+  if (started === undefined && ended === undefined) {
+    return Object.freeze({
+      type: 'complete',
+      subchannel: base.subchannel,
+      onCallStarted: counter.onCallStarted,
+      onCallEnded: counter.onCallEnded,
+    });
+  }
+  return Object.freeze({
+    type: 'complete',
+    subchannel: base.subchannel,
+    onCallStarted: () => {
+      counter.onCallStarted();
+      started?.();
+    },
+    onCallEnded: (status: Status) => {
+      counter.onCallEnded();
+      ended?.(status);
+    },
+  });
+}
+
+/**
+ * A48 "Picker Behavior": samples `choiceCount` READY children uniformly at random (with replacement, as Envoy
+ * does: A48 "Allow picking same candidate multiple times") and picks the one with the fewest outstanding
+ * calls; on a tie the first sampled wins. A pick reads a few array slots and allocates nothing: each child's
+ * result, hooks included, is prebuilt.
+ */
+export class LeastRequestPicker implements Picker {
+  private readonly n: number;
+  /** Each child's counted constant result; undefined for a child whose picker has none (called per pick). */
+  private readonly results: (CompletePick | undefined)[];
+
+  constructor(
+    private readonly pickers: readonly Picker[],
+    private readonly counters: readonly CallCounter[],
+    private readonly choiceCount: number,
+    private readonly random: () => number,
+  ) {
+    const n = pickers.length;
+    if (n === 0 || counters.length !== n) {
+      throw new RangeError('LeastRequestPicker needs one counter per picker, and at least one picker');
+    }
+    this.n = n;
+    this.results = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const constant = pickers[i]!.constantResult;
+      this.results[i] = constant?.type === 'complete' ? counters[i]!.counted(constant) : undefined;
+    }
+  }
+
+  pick(args: PickArgs): PickResult {
+    const n = this.n;
+    let best = 0;
+    if (n > 1) {
+      const counters = this.counters;
+      const random = this.random;
+      // random() * n can round up to n itself: such a draw counts as the last child.
+      let x = random() * n;
+      best = x < n ? x | 0 : n - 1;
+      let fewest = counters[best]!.active;
+      for (let i = 1; i < this.choiceCount; i++) {
+        x = random() * n;
+        const sampled = x < n ? x | 0 : n - 1;
+        const active = counters[sampled]!.active;
+        if (active < fewest) {
+          best = sampled;
+          fewest = active;
+        }
+      }
+    }
+    return this.results[best] ?? this.pickChild(best, args);
+  }
+
+  /** A child without a constant result (not a pick_first): ask its picker and count what it completes. */
+  private pickChild(i: number, args: PickArgs): PickResult {
+    const result = this.pickers[i]!.pick(args);
+    return result.type === 'complete' ? withHooks(result, this.counters[i]!) : result;
+  }
+}
+
+/**
+ * least_request_experimental (gRFC A48) as an A61 petiole over pick_first (A61 "Least Request": like WRR, with
+ * outstanding call counts stored per endpoint). Connectivity management and state are round_robin's
+ * ({@link EagerPetiole}); duplicate endpoints collapse into one child and get no extra weight (A48
+ * "Duplicate addresses in resolution result").
+ */
+export class LeastRequest extends EagerPetiole<LeastRequestConfig> {
+  private choiceCount = DEFAULT_CHOICE_COUNT;
+  /** Per endpoint child: destroyed children drop out on their own; a re-added endpoint starts at zero. */
+  private readonly counters = new WeakMap<EndpointChild, CallCounter>();
+  private readonly random: () => number;
+
+  constructor(helper: Helper) {
+    super(helper);
+    this.random = randomOf(helper);
+  }
+
+  protected override applyConfig(config: LeastRequestConfig): void {
+    this.choiceCount = config.choiceCount;
+  }
+
+  protected readyPicker(ready: EndpointChild[]): Picker {
+    const pickers: Picker[] = new Array(ready.length);
+    const counters: CallCounter[] = new Array(ready.length);
+    for (let i = 0; i < ready.length; i++) {
+      const child = ready[i]!;
+      let counter = this.counters.get(child);
+      if (counter === undefined) {
+        counter = new CallCounter();
+        this.counters.set(child, counter);
+      }
+      pickers[i] = child.picker;
+      counters[i] = counter;
+    }
+    return new LeastRequestPicker(pickers, counters, this.choiceCount, this.random);
+  }
+}
+
+export const leastRequestFactory: PolicyFactory<LeastRequestConfig> = {
+  name: LEAST_REQUEST,
+  parseConfig: (json, path) => parseLeastRequestConfig(json, path),
+  create: (helper) => new LeastRequest(helper),
+};

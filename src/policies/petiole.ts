@@ -1,0 +1,130 @@
+import {
+  CONNECTING,
+  type ConnectivityState,
+  FailPicker,
+  type Helper,
+  IDLE,
+  type LbUpdate,
+  type LoadBalancer,
+  OK_STATUS,
+  type Picker,
+  queuePicker,
+  READY,
+  type Status,
+  TRANSIENT_FAILURE,
+  unavailable,
+} from '../core/index.js';
+import { type EndpointChild, EndpointList } from './endpoint-list.js';
+
+/**
+ * The state machine shared by the petioles that keep every endpoint connected (A61 "Petiole policies":
+ * round_robin, and least_request per A48 "Subchannel connectivity management" / "Aggregated Connectivity
+ * State"): one pick_first child per endpoint, READY > CONNECTING (or IDLE) > TRANSIENT_FAILURE with sticky
+ * TF, a failing picker that carries a child's real error, IDLE children asked to reconnect at once. A
+ * subclass only says how to pick among the READY children.
+ */
+export abstract class EagerPetiole<Config> implements LoadBalancer<Config> {
+  protected readonly list: EndpointList;
+  /** null until the first report; treated as CONNECTING, the state A61 says a new policy starts in. */
+  private reported: ConnectivityState | null = null;
+  /** The child whose failure the TRANSIENT_FAILURE picker shows (its real connection error). */
+  private lastFailed: EndpointChild | null = null;
+
+  constructor(protected readonly helper: Helper) {
+    this.list = new EndpointList(helper, {
+      onChildState: (child, previous) => this.onChildState(child, previous),
+    });
+  }
+
+  /** The READY picker over `ready` (at least one child, in list order). */
+  protected abstract readyPicker(ready: EndpointChild[]): Picker;
+
+  /** Takes the config of an accepted update, just before the picker is rebuilt. */
+  protected applyConfig(_config: Config): void {}
+
+  update(update: LbUpdate<Config>): boolean {
+    const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
+    if (!update.endpoints.ok) {
+      // With endpoints already in hand a resolver error changes nothing.
+      if (this.list.size === 0) {
+        this.fail(unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`));
+      }
+      return false;
+    }
+    if (update.endpoints.value.length === 0) {
+      this.list.destroyAll();
+      this.fail(unavailable(`empty endpoint list${note}`));
+      return false;
+    }
+    this.list.update(update.endpoints.value, update.attributes);
+    for (const child of this.list.children.values()) {
+      if (child.state === TRANSIENT_FAILURE) this.lastFailed = child;
+      else if (child.state === IDLE) child.exitIdle();
+    }
+    this.applyConfig(update.config);
+    this.aggregate();
+    return true;
+  }
+
+  exitIdle(): void {
+    for (const child of this.list.children.values()) child.exitIdle();
+  }
+
+  resetBackoff(): void {
+    for (const child of this.list.children.values()) child.resetBackoff();
+  }
+
+  destroy(): void {
+    this.list.destroyAll();
+  }
+
+  private fail(status: Status): void {
+    this.lastFailed = null;
+    this.helper.requestReresolution();
+    this.report(TRANSIENT_FAILURE, status, new FailPicker(status));
+  }
+
+  private onChildState(child: EndpointChild, previous: ConnectivityState): void {
+    if (child.state === TRANSIENT_FAILURE) {
+      this.lastFailed = child;
+      // pick_first re-resolves itself when it fails to connect or loses its connection; a READY child turned
+      // unhealthy (health watch) is the one case it does not see, so the petiole asks here.
+      if (previous === READY) this.helper.requestReresolution();
+    } else if (child.state === IDLE) {
+      // Petioles keep every endpoint connected.
+      child.exitIdle();
+    }
+    // Only changes that can alter what we report need a new picker.
+    if (child.state === READY || previous === READY || this.reported !== READY) this.aggregate();
+  }
+
+  /** A61 petiole state: READY > CONNECTING (or IDLE) > TRANSIENT_FAILURE, with sticky TF. */
+  private aggregate(): void {
+    const counts = this.list.counts;
+    if (counts[READY] > 0) {
+      const ready: EndpointChild[] = [];
+      for (const child of this.list.children.values()) if (child.state === READY) ready.push(child);
+      this.report(READY, OK_STATUS, this.readyPicker(ready));
+      return;
+    }
+    const stillTrying = counts[CONNECTING] + counts[IDLE] > 0;
+    if (stillTrying && this.reported !== TRANSIENT_FAILURE) {
+      if (this.reported !== CONNECTING) this.report(CONNECTING, OK_STATUS, queuePicker);
+      return;
+    }
+    // All children failed, or we were in TF already (sticky until a child is READY): fail with a child's
+    // real error.
+    const failed = this.lastFailed;
+    if (failed && failed.state === TRANSIENT_FAILURE) {
+      this.report(TRANSIENT_FAILURE, failed.status, failed.picker);
+    } else if (this.reported !== TRANSIENT_FAILURE) {
+      const status = unavailable('no endpoint is reachable');
+      this.report(TRANSIENT_FAILURE, status, new FailPicker(status));
+    }
+  }
+
+  private report(state: ConnectivityState, status: Status, picker: Picker): void {
+    this.reported = state;
+    this.helper.updateState(state, status, picker);
+  }
+}

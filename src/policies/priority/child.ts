@@ -1,0 +1,173 @@
+import {
+  type CancelTimer,
+  type ChannelArgs,
+  CONNECTING,
+  type ConnectivityState,
+  childHelper,
+  type Endpoint,
+  type Helper,
+  IDLE,
+  OK_STATUS,
+  type Picker,
+  type PolicyLookup,
+  queuePicker,
+  READY,
+  type Status,
+  type StatusOr,
+  TRANSIENT_FAILURE,
+} from '../../core/index.js';
+import { ChildPolicy } from '../child-policy.js';
+import type { PriorityChildConfig } from './config.js';
+
+/** What a child needs from the priority policy that owns it. */
+export interface PriorityChildOwner {
+  /** The child reported (its state, status and picker are already recorded). */
+  onChildReport(child: PriorityChild): void;
+  onFailoverTimer(child: PriorityChild): void;
+  onRetentionExpired(child: PriorityChild): void;
+}
+
+/**
+ * One child of priority_experimental with what A56 "Child Connectivity State Tracking" keeps for it: its
+ * latest state, status and picker, its failover timer, and its deactivation (retention) timer.
+ */
+export class PriorityChild {
+  /** Until the child says otherwise it is taken to be connecting (A61: a new policy starts CONNECTING). */
+  state: ConnectivityState = CONNECTING;
+  status: Status = OK_STATUS;
+  picker: Picker = queuePicker;
+  private ignoreReresolutionRequests = false;
+  private seenReadyOrIdleSinceTransientFailure = false;
+  private failoverTimer: CancelTimer | null = null;
+  private retentionTimer: CancelTimer | null = null;
+  private destroyed = false;
+  /** Whether the child has had its first update (its policy instance exists). */
+  private updated = false;
+  private readonly policy: ChildPolicy;
+  private readonly helper: Helper;
+
+  constructor(
+    readonly name: string,
+    parent: Helper,
+    registry: PolicyLookup,
+    private readonly owner: PriorityChildOwner,
+    private failoverMs: number,
+  ) {
+    this.helper = parent;
+    const helper = childHelper(parent, {
+      updateState: (state, status, picker) => this.onReport(state, status, picker),
+      requestReresolution: () => {
+        if (!this.ignoreReresolutionRequests && !this.destroyed) parent.requestReresolution();
+      },
+    });
+    this.policy = new ChildPolicy(helper, registry);
+    // A56: the failover timer starts when the child is created.
+    this.startFailoverTimer();
+  }
+
+  get failoverTimerPending(): boolean {
+    return this.failoverTimer !== null;
+  }
+
+  get deactivated(): boolean {
+    return this.retentionTimer !== null;
+  }
+
+  update(
+    config: PriorityChildConfig,
+    endpoints: StatusOr<readonly Endpoint[]>,
+    attributes: ChannelArgs,
+    resolutionNote: string | undefined,
+    failoverMs: number,
+  ): boolean {
+    this.ignoreReresolutionRequests = config.ignoreReresolutionRequests;
+    this.failoverMs = failoverMs;
+    if (this.updated && this.policy.replacedBy(config.config)) {
+      // A different policy under the same name starts from scratch, as a newly created child does.
+      this.record(CONNECTING, OK_STATUS, queuePicker);
+      this.seenReadyOrIdleSinceTransientFailure = false;
+      this.startFailoverTimer();
+    }
+    this.updated = true;
+    return this.policy.update(config.config, endpoints, attributes, resolutionNote);
+  }
+
+  /** The retention timer of A56 "Child Lifetime Management"; a child already deactivated keeps its timer. */
+  deactivate(retentionMs: number): void {
+    if (this.retentionTimer !== null || this.destroyed) return;
+    this.helper.trace(() => `priority: deactivating child ${this.name} for ${retentionMs} ms`);
+    this.retentionTimer = this.helper.clock.setTimer(retentionMs, () => {
+      this.retentionTimer = null;
+      this.owner.onRetentionExpired(this);
+    });
+  }
+
+  maybeReactivate(): void {
+    if (this.retentionTimer === null) return;
+    this.helper.trace(() => `priority: reactivating child ${this.name}`);
+    this.retentionTimer();
+    this.retentionTimer = null;
+  }
+
+  exitIdle(): void {
+    this.policy.exitIdle();
+  }
+
+  resetBackoff(): void {
+    this.policy.resetBackoff();
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    this.cancelFailoverTimer();
+    this.retentionTimer?.();
+    this.retentionTimer = null;
+    this.policy.destroy();
+  }
+
+  private onReport(state: ConnectivityState, status: Status, picker: Picker): void {
+    if (this.destroyed) return;
+    const previous = this.state;
+    this.record(state, status, picker);
+    switch (state) {
+      case CONNECTING:
+        // Restarted only on a move INTO connecting (a repeated CONNECTING is not one) after the child last
+        // worked (upstream A56 refinement of the seed's wording).
+        if (previous !== CONNECTING && this.seenReadyOrIdleSinceTransientFailure) this.startFailoverTimer();
+        break;
+      case READY:
+      case IDLE:
+        this.seenReadyOrIdleSinceTransientFailure = true;
+        this.cancelFailoverTimer();
+        break;
+      case TRANSIENT_FAILURE:
+        this.seenReadyOrIdleSinceTransientFailure = false;
+        this.cancelFailoverTimer();
+        break;
+      default:
+        break;
+    }
+    this.owner.onChildReport(this);
+  }
+
+  private record(state: ConnectivityState, status: Status, picker: Picker): void {
+    this.state = state;
+    this.status = status;
+    this.picker = picker;
+  }
+
+  private startFailoverTimer(): void {
+    this.cancelFailoverTimer();
+    this.failoverTimer = this.helper.clock.setTimer(this.failoverMs, () => {
+      this.failoverTimer = null;
+      this.helper.trace(() => `priority: failover timer of child ${this.name} fired in ${this.state}`);
+      // Upstream A56: the timer runs the choice again; the child's recorded state stays what it reported.
+      this.owner.onFailoverTimer(this);
+    });
+  }
+
+  private cancelFailoverTimer(): void {
+    this.failoverTimer?.();
+    this.failoverTimer = null;
+  }
+}

@@ -1,0 +1,3 @@
+export * from './child.js';
+export * from './config.js';
+export * from './priority.js';

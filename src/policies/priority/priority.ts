@@ -1,0 +1,263 @@
+import {
+  type ChannelArgs,
+  CONNECTING,
+  type ConnectivityState,
+  type Endpoint,
+  err,
+  FailPicker,
+  type Helper,
+  HierarchicalSplit,
+  IDLE,
+  type LbUpdate,
+  type LoadBalancer,
+  NO_CHANNEL_ARGS,
+  ok,
+  type Picker,
+  type PolicyFactory,
+  type PolicyLookup,
+  READY,
+  type Status,
+  type StatusOr,
+  TRANSIENT_FAILURE,
+  unavailable,
+} from '../../core/index.js';
+import { PriorityChild, type PriorityChildOwner } from './child.js';
+import {
+  PRIORITY,
+  type PriorityConfig,
+  type PriorityTimers,
+  parsePriorityConfig,
+  priorityTimers,
+} from './config.js';
+
+const EMPTY_PRIORITIES = unavailable('priority policy has empty priority list');
+const EMPTY_PRIORITIES_PICKER = new FailPicker(EMPTY_PRIORITIES);
+
+/**
+ * priority_experimental (gRFC A56): routes to the highest-priority child that is usable, creating children
+ * lazily, failing over after a per-child timeout, and retaining children it moves away from.
+ */
+export class PriorityLb implements LoadBalancer<PriorityConfig>, PriorityChildOwner {
+  private readonly children = new Map<string, PriorityChild>();
+  private config: PriorityConfig | null = null;
+  private timers: PriorityTimers | null = null;
+  /** Each child's endpoints from the latest good list; kept so lazily created children get their share. */
+  private split: HierarchicalSplit | null = null;
+  /** The resolver error of the latest update, for children created before any list arrived. */
+  private resolutionError: Status | null = null;
+  private attributes: ChannelArgs = NO_CHANNEL_ARGS;
+  private resolutionNote: string | undefined;
+  /** The child whose picker is reported (SetCurrentPriority); exitIdle goes to it. */
+  private current: PriorityChild | null = null;
+  /** Set while an update or a choice is running: child reports are only recorded then. */
+  private busy = false;
+  /** A child reported while busy: a running choice looks again when it is done. */
+  private dirty = false;
+  private destroyed = false;
+  private reportedState: ConnectivityState | null = null;
+  private reportedStatus: Status | null = null;
+  private reportedPicker: Picker | null = null;
+
+  constructor(
+    private readonly helper: Helper,
+    private readonly registry: PolicyLookup,
+  ) {}
+
+  update(update: LbUpdate<PriorityConfig>): boolean {
+    if (this.destroyed) return false;
+    const config = update.config;
+    const timers = priorityTimers(update.attributes);
+    this.config = config;
+    this.timers = timers;
+    this.attributes = update.attributes;
+    this.resolutionNote = update.resolutionNote;
+    let childEndpoints: StatusOr<readonly Endpoint[]> | null = null;
+    if (update.endpoints.ok) {
+      this.split = HierarchicalSplit.of(update.endpoints.value);
+      this.resolutionError = null;
+    } else {
+      // Children that already have endpoints keep them (they ignore the error); new ones get the last list.
+      this.resolutionError = update.endpoints.status;
+      childEndpoints = update.endpoints;
+    }
+    // A56 "Configuration Updates": every existing child is updated (or deactivated) before one choice at the
+    // end; what children report meanwhile is recorded, not acted on.
+    this.busy = true;
+    try {
+      for (const [name, child] of this.children) {
+        const childConfig = config.priorityOf.has(name) ? config.children.get(name) : undefined;
+        if (childConfig === undefined) {
+          this.removeChild(child, timers);
+          continue;
+        }
+        child.update(
+          childConfig,
+          childEndpoints ?? this.endpointsFor(name),
+          update.attributes,
+          update.resolutionNote,
+          timers.failoverMs,
+        );
+      }
+    } finally {
+      this.busy = false;
+    }
+    this.choosePriority();
+    // Rejected only when there is no list (a resolver error) or nothing to route to; children deal with their
+    // own shares, and most of them may not even exist yet.
+    return update.endpoints.ok && config.priorities.length > 0;
+  }
+
+  exitIdle(): void {
+    this.current?.exitIdle();
+  }
+
+  resetBackoff(): void {
+    for (const child of this.children.values()) child.resetBackoff();
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    for (const child of this.children.values()) child.destroy();
+    this.children.clear();
+    this.current = null;
+  }
+
+  /** @internal PriorityChildOwner */
+  onChildReport(child: PriorityChild): void {
+    this.helper.trace(() => `priority: child ${child.name} reported ${child.state}`);
+    this.choosePriority();
+  }
+
+  /** @internal PriorityChildOwner */
+  onFailoverTimer(_child: PriorityChild): void {
+    this.choosePriority();
+  }
+
+  /** @internal PriorityChildOwner */
+  onRetentionExpired(child: PriorityChild): void {
+    if (this.children.get(child.name) !== child) return;
+    this.helper.trace(() => `priority: child ${child.name} destroyed after retention`);
+    this.children.delete(child.name);
+    child.destroy();
+  }
+
+  /**
+   * A child no longer in the config: deactivated (A56), or destroyed at once when retention of removed
+   * children is off (A115).
+   */
+  private removeChild(child: PriorityChild, timers: PriorityTimers): void {
+    if (timers.retainRemovedChildren) {
+      child.deactivate(timers.retentionMs);
+      return;
+    }
+    this.helper.trace(() => `priority: child ${child.name} removed and destroyed (A115)`);
+    this.children.delete(child.name);
+    if (this.current === child) this.current = null;
+    child.destroy();
+  }
+
+  private endpointsFor(name: string): StatusOr<readonly Endpoint[]> {
+    if (this.split !== null) return ok(this.split.forChild(name));
+    return err(this.resolutionError ?? unavailable('no endpoints received yet'));
+  }
+
+  /** Runs ChoosePriority; a choice asked for while one is running (or during an update) is folded in. */
+  private choosePriority(): void {
+    if (this.destroyed || this.config === null) return;
+    if (this.busy) {
+      this.dirty = true;
+      return;
+    }
+    this.busy = true;
+    try {
+      // A child created by the choice may report from inside its first update; looking again then is
+      // idempotent (A56 "Algorithm for Choosing a Priority") and ends once no child reports.
+      do {
+        this.dirty = false;
+        this.runChoosePriority(this.config);
+      } while (this.dirty);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** A56 ChoosePriority, as its pseudo-code. */
+  private runChoosePriority(config: PriorityConfig): void {
+    const priorities = config.priorities;
+    if (priorities.length === 0) {
+      this.current = null;
+      this.report(TRANSIENT_FAILURE, EMPTY_PRIORITIES, EMPTY_PRIORITIES_PICKER);
+      return;
+    }
+    for (let priority = 0; priority < priorities.length; priority++) {
+      const name = priorities[priority]!;
+      let child = this.children.get(name);
+      if (child === undefined) {
+        child = this.createChild(name, config);
+      } else {
+        child.maybeReactivate();
+      }
+      if (child.state === READY || child.state === IDLE) {
+        this.setCurrentPriority(config, priority, true);
+        return;
+      }
+      if (child.failoverTimerPending) {
+        this.setCurrentPriority(config, priority, false);
+        return;
+      }
+    }
+    // Nothing READY or IDLE, and no failover timer pending: the first CONNECTING child, else the last.
+    for (let priority = 0; priority < priorities.length; priority++) {
+      if (this.children.get(priorities[priority]!)!.state === CONNECTING) {
+        this.setCurrentPriority(config, priority, false);
+        return;
+      }
+    }
+    this.setCurrentPriority(config, priorities.length - 1, false);
+  }
+
+  private createChild(name: string, config: PriorityConfig): PriorityChild {
+    const timers = this.timers!;
+    this.helper.trace(() => `priority: creating child ${name}`);
+    const child = new PriorityChild(name, this.helper, this.registry, this, timers.failoverMs);
+    this.children.set(name, child);
+    child.update(
+      config.children.get(name)!,
+      this.endpointsFor(name),
+      this.attributes,
+      this.resolutionNote,
+      timers.failoverMs,
+    );
+    return child;
+  }
+
+  /** A56 SetCurrentPriority. */
+  private setCurrentPriority(config: PriorityConfig, priority: number, deactivateLower: boolean): void {
+    const priorities = config.priorities;
+    if (deactivateLower) {
+      const retentionMs = this.timers!.retentionMs;
+      for (let p = priority + 1; p < priorities.length; p++) {
+        this.children.get(priorities[p]!)?.deactivate(retentionMs);
+      }
+    }
+    const child = this.children.get(priorities[priority]!)!;
+    this.current = child;
+    this.report(child.state, child.status, child.picker);
+  }
+
+  /** Passes the chosen child's report up; an identical one (a choice that changed nothing) is not repeated. */
+  private report(state: ConnectivityState, status: Status, picker: Picker): void {
+    if (state === this.reportedState && status === this.reportedStatus && picker === this.reportedPicker)
+      return;
+    this.reportedState = state;
+    this.reportedStatus = status;
+    this.reportedPicker = picker;
+    this.helper.updateState(state, status, picker);
+  }
+}
+
+export const priorityFactory: PolicyFactory<PriorityConfig> = {
+  name: PRIORITY,
+  parseConfig: (json, path, registry) => parsePriorityConfig(json, path, registry),
+  create: (helper, registry) => new PriorityLb(helper, registry),
+};

@@ -1,0 +1,336 @@
+import {
+  addressKey,
+  type CancelTimer,
+  type ChannelArgs,
+  CONNECTING,
+  type ConnectivityState,
+  ENDPOINT_WEIGHT,
+  type Endpoint,
+  FailPicker,
+  formatStatus,
+  HASH_KEY,
+  type Helper,
+  IDLE,
+  type LbUpdate,
+  type LoadBalancer,
+  OK_STATUS,
+  type Picker,
+  type PolicyFactory,
+  READY,
+  type Status,
+  TRANSIENT_FAILURE,
+  unavailable,
+} from '../../core/index.js';
+import { type EndpointChild, EndpointList } from '../endpoint-list.js';
+import { effectiveRingSizes, parseRingHashConfig, RING_HASH, type RingHashConfig } from './config.js';
+import { RingHashPicker, STATE_IDLE, stateCode } from './picker.js';
+import { buildRing, type Ring } from './ring.js';
+
+/**
+ * ring_hash_experimental (A42, with A61's pick_first children and A76's request hash header): consistent
+ * hashing over a ring built as Envoy builds it. One pick_first child per endpoint, created only when a
+ * connection to that endpoint is wanted (a pick lands on it, or the A61 proactive rule picks it).
+ */
+export class RingHash implements LoadBalancer<RingHashConfig> {
+  private readonly list: EndpointList;
+  private config: RingHashConfig | null = null;
+  private ring: Ring | null = null;
+  /** The distinct endpoints of the current list in list order; a child's `slot` is its index here. */
+  private children: EndpointChild[] = [];
+  private keys: string[] = [];
+  private weights = new Float64Array(0);
+  private minRingSize = 0;
+  private maxRingSize = 0;
+  /** Each endpoint's latest state code and picker, by index; pickers take copies. */
+  private states = new Uint8Array(0);
+  private pickers: Picker[] = [];
+  /** IDLE endpoints that have ring entries: the candidates for a proactive connection. */
+  private idleInRing = 0;
+  private proactiveCursor = 0;
+  private connectEndpoint: (endpoint: number) => void = () => {};
+  private readonly pendingConnects = new Set<EndpointChild>();
+  private connectTimer: CancelTimer | null = null;
+  private reported: ConnectivityState | null = null;
+  private lastFailure: Status | null = null;
+  private refreshing = false;
+  private refreshAgain = false;
+  private destroyed = false;
+  private readonly random: () => number;
+
+  constructor(private readonly helper: Helper) {
+    this.list = new EndpointList(
+      helper,
+      { onChildState: (child, previous) => this.onChildState(child, previous) },
+      { lazy: true },
+    );
+    this.random = () => helper.random();
+  }
+
+  update(update: LbUpdate<RingHashConfig>): boolean {
+    if (this.destroyed) return false;
+    this.config = update.config;
+    const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
+    if (!update.endpoints.ok) {
+      // With endpoints already in hand a resolver error changes nothing.
+      if (this.children.length === 0) {
+        this.fail(unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`));
+      }
+      return false;
+    }
+    let endpoints = update.endpoints.value;
+    if (endpoints.some((e) => e.addresses.length === 0))
+      endpoints = endpoints.filter((e) => e.addresses.length > 0);
+    if (endpoints.length === 0) {
+      this.clear();
+      this.fail(unavailable(`empty endpoint list${note}`));
+      return false;
+    }
+    this.applyEndpoints(endpoints, update.attributes, update.config);
+    this.refresh();
+    return true;
+  }
+
+  /**
+   * ring_hash connects only where picks land (A42) and by the A61 proactive rule, so a request to leave
+   * IDLE has nothing to start; as in gRPC C-core, it is ignored.
+   */
+  exitIdle(): void {}
+
+  resetBackoff(): void {
+    for (const child of this.children) child.resetBackoff();
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    this.connectTimer?.();
+    this.connectTimer = null;
+    this.pendingConnects.clear();
+    this.list.destroyAll();
+    this.children = [];
+    this.ring = null;
+  }
+
+  /** Updates the children (A61: kept by address set, updated in place) and rebuilds the ring if it changed. */
+  private applyEndpoints(
+    endpoints: readonly Endpoint[],
+    attributes: ChannelArgs,
+    config: RingHashConfig,
+  ): void {
+    const duplicates: EndpointChild[] = [];
+    const duplicateEndpoints: Endpoint[] = [];
+    const children = this.list.update(endpoints, attributes, (child, e) => {
+      duplicates.push(child);
+      duplicateEndpoints.push(e);
+    });
+    const n = children.length;
+    const keys = new Array<string>(n);
+    const weights = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const child = children[i]!;
+      child.slot = i;
+      keys[i] = ringKey(child.endpoint);
+      weights[i] = endpointWeight(child.endpoint);
+    }
+    // Duplicates (same address set; A61: resolver attributes are ignored) add their weight to the first.
+    for (let j = 0; j < duplicates.length; j++) {
+      const slot = duplicates[j]!.slot;
+      weights[slot] = weights[slot]! + endpointWeight(duplicateEndpoints[j]!);
+    }
+    const { minRingSize, maxRingSize } = effectiveRingSizes(config, attributes);
+    if (
+      this.ring === null ||
+      minRingSize !== this.minRingSize ||
+      maxRingSize !== this.maxRingSize ||
+      !sameRingInputs(this.children, this.keys, this.weights, children, keys, weights)
+    ) {
+      this.ring = buildRing(keys, weights, minRingSize, maxRingSize);
+      this.minRingSize = minRingSize;
+      this.maxRingSize = maxRingSize;
+      this.helper.trace(
+        () =>
+          `ring_hash: built a ring of ${this.ring!.size} entries for ${n} endpoints (sizes ${minRingSize}..${maxRingSize})`,
+      );
+    }
+    this.children = children;
+    this.keys = keys;
+    this.weights = weights;
+    this.connectEndpoint = (e) => this.scheduleConnect(children[e]!);
+    this.states = new Uint8Array(n);
+    this.pickers = new Array<Picker>(n);
+    const perEndpoint = this.ring.entriesPerEndpoint;
+    this.idleInRing = 0;
+    this.proactiveCursor = 0;
+    for (let i = 0; i < n; i++) {
+      const child = children[i]!;
+      this.states[i] = stateCode(child.state);
+      this.pickers[i] = child.picker;
+      if (child.state === IDLE && perEndpoint[i]! > 0) this.idleInRing++;
+      if (child.state === TRANSIENT_FAILURE) this.lastFailure = child.status;
+    }
+  }
+
+  private clear(): void {
+    this.list.destroyAll();
+    this.pendingConnects.clear();
+    this.children = [];
+    this.keys = [];
+    this.weights = new Float64Array(0);
+    this.ring = null;
+    this.states = new Uint8Array(0);
+    this.pickers = [];
+    this.idleInRing = 0;
+  }
+
+  private onChildState(child: EndpointChild, previous: ConnectivityState): void {
+    const slot = child.slot;
+    if (this.destroyed || this.children[slot] !== child) return;
+    const inRing = this.ring!.entriesPerEndpoint[slot]! > 0;
+    if (inRing && previous === IDLE) this.idleInRing--;
+    if (inRing && child.state === IDLE) this.idleInRing++;
+    this.states[slot] = stateCode(child.state);
+    this.pickers[slot] = child.picker;
+    if (child.state === TRANSIENT_FAILURE) {
+      this.lastFailure = child.status;
+      // pick_first re-resolves when it fails to connect or loses its connection; a READY child turned
+      // unhealthy (health watch) is the one case it does not see.
+      if (previous === READY) this.helper.requestReresolution();
+    }
+    this.refresh();
+  }
+
+  /**
+   * Reports the aggregated state with a new picker (A42: a new picker on every endpoint state change), then
+   * applies the A61 proactive-connection rule. A connection started here can make a child report at once;
+   * such nested reports are folded into another round instead of re-entering.
+   */
+  private refresh(): void {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = true;
+    try {
+      do {
+        this.refreshAgain = false;
+        this.report();
+        this.connectProactively();
+      } while (this.refreshAgain && !this.destroyed);
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
+  /** A42 "Aggregated Connectivity State", the six rules in order. */
+  private aggregatedState(): ConnectivityState {
+    const counts = this.list.counts;
+    if (counts[READY] > 0) return READY;
+    if (counts[TRANSIENT_FAILURE] >= 2) return TRANSIENT_FAILURE;
+    if (counts[CONNECTING] > 0) return CONNECTING;
+    if (counts[TRANSIENT_FAILURE] === 1 && this.children.length > 1) return CONNECTING;
+    if (counts[IDLE] > 0) return IDLE;
+    return TRANSIENT_FAILURE;
+  }
+
+  private report(): void {
+    const state = this.aggregatedState();
+    let status = OK_STATUS;
+    if (state === TRANSIENT_FAILURE) {
+      const last = this.lastFailure ? formatStatus(this.lastFailure) : 'unknown';
+      status = unavailable(`no reachable endpoints; last error: ${last}`);
+    }
+    // The ring picker serves every state, TRANSIENT_FAILURE included (A42).
+    const picker = new RingHashPicker(
+      this.ring!,
+      this.states.slice(),
+      this.pickers.slice(),
+      this.config!.requestHashHeader,
+      this.list.counts[CONNECTING] > 0,
+      this.connectEndpoint,
+      this.random,
+    );
+    this.reported = state;
+    this.helper.updateState(state, status, picker);
+  }
+
+  /**
+   * A61 (upstream text): while the aggregated state is TRANSIENT_FAILURE or CONNECTING and no endpoint is
+   * CONNECTING, start one IDLE endpoint, so the policy recovers even when a parent sends it no picks.
+   */
+  private connectProactively(): void {
+    if (this.reported !== TRANSIENT_FAILURE && this.reported !== CONNECTING) return;
+    if (this.list.counts[CONNECTING] > 0 || this.idleInRing === 0) return;
+    const n = this.children.length;
+    const perEndpoint = this.ring!.entriesPerEndpoint;
+    // Resume after the last endpoint chosen, so repeated outages do not rescan the same prefix.
+    for (let i = 0; i < n; i++) {
+      let e = this.proactiveCursor + i;
+      if (e >= n) e -= n;
+      if (this.states[e] === STATE_IDLE && perEndpoint[e]! > 0) {
+        this.proactiveCursor = e + 1 === n ? 0 : e + 1;
+        this.helper.trace(() => `ring_hash: proactively connecting ${this.children[e]!.key}`);
+        this.children[e]!.connect();
+        return;
+      }
+    }
+  }
+
+  /** A pick asked for a connection: hop off the data path (as pick_first's IdlePicker does). */
+  private scheduleConnect(child: EndpointChild): void {
+    if (this.destroyed || this.pendingConnects.has(child)) return;
+    this.pendingConnects.add(child);
+    this.connectTimer ??= this.helper.clock.setTimer(0, () => this.runPendingConnects());
+  }
+
+  private runPendingConnects(): void {
+    this.connectTimer = null;
+    const children = [...this.pendingConnects];
+    this.pendingConnects.clear();
+    // A child dropped by an update since is SHUTDOWN, and connect() ignores it.
+    for (const child of children) child.connect();
+  }
+
+  private fail(status: Status): void {
+    this.helper.requestReresolution();
+    this.reported = TRANSIENT_FAILURE;
+    this.helper.updateState(TRANSIENT_FAILURE, status, new FailPicker(status));
+  }
+}
+
+/** A76: the endpoint's hash key attribute when set and non-empty, else its first address (A61). */
+function ringKey(e: Endpoint): string {
+  const key = e.attributes.get(HASH_KEY);
+  return typeof key === 'string' && key !== '' ? key : addressKey(e.addresses[0]!);
+}
+
+/**
+ * The endpoint weight attribute, as EDS gives it: an integer in [1, 2^32 - 1] (fractions are floored). A
+ * missing or unusable weight counts as 1, as in C-core; the bound keeps the ring arithmetic finite.
+ */
+function endpointWeight(e: Endpoint): number {
+  const w = e.attributes.get(ENDPOINT_WEIGHT);
+  return typeof w === 'number' && w >= 1 ? Math.min(Math.floor(w), MAX_WEIGHT) : 1;
+}
+
+const MAX_WEIGHT = 0xffff_ffff;
+
+function sameRingInputs(
+  oldChildren: readonly EndpointChild[],
+  oldKeys: readonly string[],
+  oldWeights: Float64Array,
+  children: readonly EndpointChild[],
+  keys: readonly string[],
+  weights: Float64Array,
+): boolean {
+  if (oldChildren.length !== children.length) return false;
+  for (let i = 0; i < children.length; i++) {
+    if (oldChildren[i] !== children[i] || oldKeys[i] !== keys[i] || oldWeights[i] !== weights[i])
+      return false;
+  }
+  return true;
+}
+
+export const ringHashFactory: PolicyFactory<RingHashConfig> = {
+  name: RING_HASH,
+  parseConfig: (json, path) => parseRingHashConfig(json, path),
+  create: (helper) => new RingHash(helper),
+};

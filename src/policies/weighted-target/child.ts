@@ -1,0 +1,108 @@
+import {
+  type CancelTimer,
+  type ChannelArgs,
+  CONNECTING,
+  type ConnectivityState,
+  childHelper,
+  type Endpoint,
+  type Helper,
+  OK_STATUS,
+  type Picker,
+  type PolicyLookup,
+  queuePicker,
+  type Status,
+  type StatusOr,
+} from '../../core/index.js';
+import { ChildPolicy } from '../child-policy.js';
+import type { WeightedTargetChildConfig } from './config.js';
+
+export interface WeightedTargetChildOwner {
+  /** The child reported; `previous` is its state before. */
+  onChildReport(child: WeightedTargetChild, previous: ConnectivityState): void;
+  onRetentionExpired(child: WeightedTargetChild): void;
+}
+
+/** One target of weighted_target_experimental: its weight, its policy and its latest report. */
+export class WeightedTargetChild {
+  /** A new child counts as connecting until it reports (A61). */
+  state: ConnectivityState = CONNECTING;
+  status: Status = OK_STATUS;
+  picker: Picker = queuePicker;
+  weight = 1;
+  private retentionTimer: CancelTimer | null = null;
+  private destroyed = false;
+  private readonly policy: ChildPolicy;
+
+  constructor(
+    readonly name: string,
+    private readonly parent: Helper,
+    registry: PolicyLookup,
+    private readonly owner: WeightedTargetChildOwner,
+  ) {
+    const helper = childHelper(parent, {
+      updateState: (state, status, picker) => this.onReport(state, status, picker),
+      requestReresolution: () => {
+        if (!this.destroyed) parent.requestReresolution();
+      },
+    });
+    this.policy = new ChildPolicy(helper, registry);
+  }
+
+  /** A removed target waiting out its retention interval: kept for reuse, never picked. */
+  get deactivated(): boolean {
+    return this.retentionTimer !== null;
+  }
+
+  update(
+    config: WeightedTargetChildConfig,
+    endpoints: StatusOr<readonly Endpoint[]>,
+    attributes: ChannelArgs,
+    resolutionNote: string | undefined,
+  ): boolean {
+    this.weight = config.weight;
+    if (this.policy.replacedBy(config.childPolicy)) {
+      // A new policy (or another policy under the same name) starts out connecting.
+      this.state = CONNECTING;
+      this.status = OK_STATUS;
+      this.picker = queuePicker;
+    }
+    return this.policy.update(config.childPolicy, endpoints, attributes, resolutionNote);
+  }
+
+  deactivate(retentionMs: number): void {
+    if (this.retentionTimer !== null || this.destroyed) return;
+    this.parent.trace(() => `weighted_target: retaining removed target ${this.name} for ${retentionMs} ms`);
+    this.retentionTimer = this.parent.clock.setTimer(retentionMs, () => {
+      this.retentionTimer = null;
+      this.owner.onRetentionExpired(this);
+    });
+  }
+
+  reactivate(): void {
+    this.retentionTimer?.();
+    this.retentionTimer = null;
+  }
+
+  exitIdle(): void {
+    this.policy.exitIdle();
+  }
+
+  resetBackoff(): void {
+    this.policy.resetBackoff();
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    this.reactivate();
+    this.policy.destroy();
+  }
+
+  private onReport(state: ConnectivityState, status: Status, picker: Picker): void {
+    if (this.destroyed) return;
+    const previous = this.state;
+    this.state = state;
+    this.status = status;
+    this.picker = picker;
+    this.owner.onChildReport(this, previous);
+  }
+}

@@ -1,0 +1,4 @@
+export * from './child.js';
+export * from './config.js';
+export * from './picker.js';
+export * from './weighted-target.js';

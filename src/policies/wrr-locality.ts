@@ -1,0 +1,275 @@
+import {
+  type Attributes,
+  addressKey,
+  ConfigError,
+  ConfigReader,
+  type ConnectivityState,
+  childHelper,
+  type Endpoint,
+  FailPicker,
+  type Helper,
+  HIERARCHICAL_PATH,
+  type LbUpdate,
+  LOCALITY,
+  LOCALITY_WEIGHT,
+  type LoadBalancer,
+  ok,
+  type ParsedLbConfig,
+  type Picker,
+  type PolicyFactory,
+  type PolicyLookup,
+  type Status,
+  TRANSIENT_FAILURE,
+  type Trace,
+  unavailable,
+} from '../core/index.js';
+import { ChildPolicy } from './child-policy.js';
+import {
+  WEIGHTED_TARGET,
+  type WeightedTargetChildConfig,
+  type WeightedTargetConfig,
+} from './weighted-target/index.js';
+
+export const WRR_LOCALITY = 'xds_wrr_locality_experimental';
+
+/** A52 `XdsWrrLocalityLoadBalancingPolicyConfig`: the endpoint picking policy every locality runs. */
+export interface WrrLocalityConfig {
+  readonly childPolicy: ParsedLbConfig;
+}
+
+/** Parses `{ childPolicy: [...] }` (or `child_policy`), validating the child policy list now. */
+export function parseWrrLocalityConfig(
+  json: unknown,
+  path: string,
+  registry: PolicyLookup,
+): WrrLocalityConfig {
+  const reader = new ConfigReader(json, path);
+  const childPolicy = reader.required('childPolicy');
+  const parsed = registry.parseLbConfigList(childPolicy.value, childPolicy.path);
+  if (registry.get(WEIGHTED_TARGET) === undefined) {
+    throw new ConfigError(path, `${WRR_LOCALITY} delegates to ${WEIGHTED_TARGET}, which is not registered`);
+  }
+  return { childPolicy: parsed };
+}
+
+const MAX_UINT32 = 0xffff_ffff;
+
+/** A locality weight weighted_target can use: a uint32 of at least 1 (0 means "no weight", as in C-core). */
+function usableWeight(weight: number | undefined): weight is number {
+  return weight !== undefined && Number.isInteger(weight) && weight >= 1 && weight <= MAX_UINT32;
+}
+
+/** What {@link groupByLocality} makes of an endpoint list. */
+export interface LocalityGroups {
+  /** Each locality's weight (the first one seen), in first-seen order. */
+  readonly weights: ReadonlyMap<string, number>;
+  /** The endpoints kept, each with its locality name prepended to its hierarchical path. */
+  readonly endpoints: readonly Endpoint[];
+  /** How many endpoints had no locality or no usable locality weight, and were left out. */
+  readonly dropped: number;
+}
+
+// How many dropped endpoints a trace line names before it only counts them.
+const TRACE_EXAMPLES = 3;
+
+/**
+ * A52 "xDS WRR Locality Load Balancer": reads each endpoint's locality and locality weight. A locality seen
+ * with several weights keeps the first ("just use the weight in the first attribute we encounter") and the
+ * others are traced as a warning; endpoints without a locality or a usable weight are dropped, with a trace.
+ * Linear: endpoints sharing one Attributes object (a resolver builds one per locality) share the result.
+ */
+export function groupByLocality(endpoints: readonly Endpoint[], trace: Trace): LocalityGroups {
+  const weights = new Map<string, number>();
+  const kept: Endpoint[] = [];
+  let dropped = 0;
+  const droppedExamples: string[] = [];
+  let conflicts: Map<string, Set<number>> | undefined;
+  let lastIn: Attributes | undefined;
+  let lastOut: Attributes | undefined;
+  for (const e of endpoints) {
+    const attributes = e.attributes;
+    if (attributes !== lastIn) {
+      lastIn = attributes;
+      const locality = attributes.get(LOCALITY);
+      const weight = attributes.get(LOCALITY_WEIGHT);
+      if (locality === undefined || !usableWeight(weight)) {
+        lastOut = undefined;
+      } else {
+        const path = attributes.get(HIERARCHICAL_PATH);
+        lastOut = attributes.with(HIERARCHICAL_PATH, path === undefined ? [locality] : [locality, ...path]);
+        const first = weights.get(locality);
+        if (first === undefined) {
+          weights.set(locality, weight);
+        } else if (first !== weight) {
+          conflicts ??= new Map();
+          let discarded = conflicts.get(locality);
+          if (discarded === undefined) {
+            discarded = new Set();
+            conflicts.set(locality, discarded);
+          }
+          discarded.add(weight);
+        }
+      }
+    }
+    if (lastOut === undefined) {
+      dropped++;
+      if (dropped <= TRACE_EXAMPLES) droppedExamples.push(describe(e));
+      continue;
+    }
+    kept.push({ addresses: e.addresses, attributes: lastOut });
+  }
+  if (conflicts !== undefined) {
+    for (const [locality, discarded] of conflicts) {
+      trace(
+        () =>
+          `${WRR_LOCALITY}: warning: locality ${locality} has weight ${weights.get(locality)} and also ` +
+          `${[...discarded].join(', ')}; using the first, ${weights.get(locality)}`,
+      );
+    }
+  }
+  if (dropped > 0) {
+    trace(
+      () =>
+        `${WRR_LOCALITY}: dropped ${dropped} endpoint(s) without a locality and locality weight: ` +
+        `${droppedExamples.join(', ')}${dropped > TRACE_EXAMPLES ? ', ...' : ''}`,
+    );
+  }
+  return { weights, endpoints: kept, dropped };
+}
+
+function describe(e: Endpoint): string {
+  const first = e.addresses[0];
+  return `${first === undefined ? '(no address)' : addressKey(first)} ${e.attributes.toString()}`;
+}
+
+/** The weighted_target_experimental config A52 asks for: one target per locality, each running `child`. */
+export function weightedTargetConfigFor(
+  weights: ReadonlyMap<string, number>,
+  child: ParsedLbConfig,
+): WeightedTargetConfig {
+  const targets = new Map<string, WeightedTargetChildConfig>();
+  for (const [locality, weight] of weights) targets.set(locality, { weight, childPolicy: child });
+  return { targets };
+}
+
+/**
+ * xds_wrr_locality_experimental (gRFC A52): on each update, builds a weighted_target_experimental config from
+ * the endpoints' locality weights, with the configured endpoint picking policy under every locality, and
+ * delegates to one weighted_target child. Each endpoint reaches its locality's target through its hierarchical
+ * path (A56), to which the locality name is prepended.
+ */
+export class WrrLocality implements LoadBalancer<WrrLocalityConfig> {
+  private readonly child: ChildPolicy;
+  /** Locality weights of the last list that had any: a resolver error keeps them (and the child its list). */
+  private weights: ReadonlyMap<string, number> | null = null;
+  /** Set while the latest list gave no locality: our own failure is reported and the child's is not. */
+  private noLocalities: Status | null = null;
+  /** The child's latest report, passed up again when it comes out from under `noLocalities`. */
+  private childState: ConnectivityState | null = null;
+  private childStatus: Status | null = null;
+  private childPicker: Picker | null = null;
+  private childReports = 0;
+  private destroyed = false;
+
+  constructor(
+    private readonly helper: Helper,
+    private readonly registry: PolicyLookup,
+  ) {
+    this.child = new ChildPolicy(
+      childHelper(helper, {
+        updateState: (state, status, picker) => this.onChildReport(state, status, picker),
+      }),
+      registry,
+    );
+  }
+
+  update(update: LbUpdate<WrrLocalityConfig>): boolean {
+    if (this.destroyed) return false;
+    const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
+    if (!update.endpoints.ok) {
+      if (this.weights === null) {
+        // Nothing to serve from: say why.
+        this.fail(unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`));
+        return false;
+      }
+      // The localities and endpoints already in hand keep serving; the error (and any new child policy
+      // config) still goes down, as weighted_target passes errors on to its targets.
+      return this.delegate(this.weights, update, update.endpoints);
+    }
+    const groups = groupByLocality(update.endpoints.value, this.helper.trace);
+    if (groups.weights.size === 0) {
+      const why =
+        update.endpoints.value.length === 0
+          ? 'empty endpoint list'
+          : `none of ${update.endpoints.value.length} endpoint(s) has a locality and a locality weight`;
+      // weighted_target still hears of it, so the localities go into its retention and come back with their
+      // connections if the next list names them again; the status we report is ours.
+      this.noLocalities = unavailable(`${WRR_LOCALITY}: ${why}${note}`);
+      this.weights = groups.weights;
+      this.delegate(groups.weights, update, ok(groups.endpoints));
+      this.fail(this.noLocalities);
+      return false;
+    }
+    this.weights = groups.weights;
+    return this.delegate(groups.weights, update, ok(groups.endpoints));
+  }
+
+  exitIdle(): void {
+    this.child.exitIdle();
+  }
+
+  resetBackoff(): void {
+    this.child.resetBackoff();
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    this.child.destroy();
+  }
+
+  private delegate(
+    weights: ReadonlyMap<string, number>,
+    update: LbUpdate<WrrLocalityConfig>,
+    endpoints: LbUpdate['endpoints'],
+  ): boolean {
+    const factory = this.registry.get(WEIGHTED_TARGET);
+    if (factory === undefined) {
+      // parseConfig checked; only a registry changed since could get here.
+      this.fail(unavailable(`${WRR_LOCALITY}: ${WEIGHTED_TARGET} is not registered`));
+      return false;
+    }
+    const parsed: ParsedLbConfig = {
+      factory,
+      config: weightedTargetConfigFor(weights, update.config.childPolicy),
+    };
+    const wasSuppressed = this.noLocalities !== null && weights.size > 0;
+    if (weights.size > 0) this.noLocalities = null;
+    const reportsBefore = this.childReports;
+    const accepted = this.child.update(parsed, endpoints, update.attributes, update.resolutionNote);
+    // Coming back from our own failure: if the child had nothing new to say, its last report stands again.
+    if (wasSuppressed && this.childReports === reportsBefore && this.childState !== null) {
+      this.helper.updateState(this.childState, this.childStatus!, this.childPicker!);
+    }
+    return accepted;
+  }
+
+  private onChildReport(state: ConnectivityState, status: Status, picker: Picker): void {
+    if (this.destroyed) return;
+    this.childState = state;
+    this.childStatus = status;
+    this.childPicker = picker;
+    this.childReports++;
+    if (this.noLocalities === null) this.helper.updateState(state, status, picker);
+  }
+
+  private fail(status: Status): void {
+    this.helper.requestReresolution();
+    this.helper.updateState(TRANSIENT_FAILURE, status, new FailPicker(status));
+  }
+}
+
+export const wrrLocalityFactory: PolicyFactory<WrrLocalityConfig> = {
+  name: WRR_LOCALITY,
+  parseConfig: (json, path, registry) => parseWrrLocalityConfig(json, path, registry),
+  create: (helper, registry) => new WrrLocality(helper, registry),
+};

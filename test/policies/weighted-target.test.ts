@@ -1,0 +1,343 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError, type ConnectivityState, type Picker, queuePicker } from '../../src/core/index.js';
+import { WeightedPicker } from '../../src/policies/index.js';
+import { Simulation } from '../../src/sim/index.js';
+import { type PuppetConfig, pickedPuppet, puppet, puppetWorld } from './puppet-policy.js';
+
+type Target = { weight: unknown; childPolicy?: unknown; child_policy?: unknown };
+
+function wtConfig(targets: Record<string, Target>): unknown[] {
+  return [{ weighted_target_experimental: { targets } }];
+}
+
+/** Targets that are puppets named after themselves, weight 1 unless given. */
+function puppets(
+  names: string[],
+  weights: Record<string, number> = {},
+  extra: Record<string, Partial<PuppetConfig>> = {},
+): unknown[] {
+  return wtConfig(
+    Object.fromEntries(names.map((n) => [n, { weight: weights[n] ?? 1, childPolicy: puppet(n, extra[n]) }])),
+  );
+}
+
+const RR = [{ round_robin: {} }];
+const MINUTE = 60_000;
+const RETENTION = 15 * MINUTE;
+
+function rejects(json: unknown, path: string, message: RegExp): void {
+  const sim = new Simulation();
+  assert.equal(sim.update([], json), false);
+  const e = sim.lastConfigError;
+  assert.ok(e instanceof ConfigError, 'expected a ConfigError');
+  assert.equal(e.path, path);
+  assert.match(e.problem, message);
+}
+
+describe('weighted_target config (A28 "Weighted target LB policy")', () => {
+  test('accepts childPolicy and child_policy, weights as numbers or decimal strings', () => {
+    const sim = new Simulation();
+    const ok = sim.update(
+      [],
+      wtConfig({ a: { weight: 3, childPolicy: RR }, b: { weight: '4294967295', child_policy: RR } }),
+    );
+    assert.equal(sim.lastConfigError, undefined);
+    assert.equal(ok, true);
+  });
+
+  test('weight must be a uint32 of at least 1', () => {
+    const base = '$[0].weighted_target_experimental.targets.a.weight';
+    rejects(wtConfig({ a: { weight: 0, childPolicy: RR } }), base, /out of range \[1, 4294967295\]/);
+    rejects(wtConfig({ a: { weight: 2 ** 32, childPolicy: RR } }), base, /out of range/);
+    rejects(wtConfig({ a: { weight: 1.5, childPolicy: RR } }), base, /expected an integer/);
+    rejects(wtConfig({ a: { weight: undefined, childPolicy: RR } }), base, /missing/);
+  });
+
+  test('nested child policies are validated at parse time, with their JSON path', () => {
+    rejects(
+      wtConfig({
+        a: { weight: 1, childPolicy: RR },
+        b: { weight: 1, child_policy: [{ pick_first: { shuffleAddressList: 0 } }] },
+      }),
+      '$[0].weighted_target_experimental.targets.b.child_policy[0].pick_first.shuffleAddressList',
+      /expected a boolean/,
+    );
+    rejects(
+      wtConfig({ a: { weight: 1 } }),
+      '$[0].weighted_target_experimental.targets.a.childPolicy',
+      /missing/,
+    );
+    rejects([{ weighted_target_experimental: {} }], '$[0].weighted_target_experimental.targets', /missing/);
+  });
+});
+
+describe('weighted_target children (A28 "Weighted target LB policy", A56 "Hierarchical Addresses")', () => {
+  test('every target is created at once and gets its share of the endpoints', () => {
+    const sim = new Simulation();
+    sim.update(
+      [
+        { addresses: ['10.0.0.1:80'], attributes: { path: ['a'] } },
+        { addresses: ['10.0.0.2:80'], attributes: { path: ['b'] } },
+        { addresses: ['10.0.0.3:80'], attributes: { path: ['b'] } },
+        { addresses: ['10.0.0.4:80'], attributes: { path: ['unknown'] } },
+        { addresses: ['10.0.0.5:80'] },
+      ],
+      wtConfig({ a: { weight: 1, childPolicy: RR }, b: { weight: 1, childPolicy: RR } }),
+    );
+    assert.deepEqual([...sim.subchannels.keys()], ['10.0.0.1:80', '10.0.0.2:80', '10.0.0.3:80']);
+    assert.ok([...sim.subchannels.values()].every((s) => s.connectionRequests === 1));
+  });
+
+  test('a target no endpoint names gets an empty list (and fails), without failing its siblings', () => {
+    const sim = new Simulation();
+    sim.script('10.0.0.1:80', { connectAfterMs: 1 });
+    sim.update(
+      [{ addresses: ['10.0.0.1:80'], attributes: { path: ['a'] } }],
+      wtConfig({ a: { weight: 1, childPolicy: RR }, empty: { weight: 1, childPolicy: RR } }),
+    );
+    sim.advance(1);
+    assert.equal(sim.state, 'READY');
+    for (let i = 0; i < 10; i++) assert.equal(sim.pick().type, 'complete');
+  });
+
+  test('child reports made during an update are aggregated once, after every target is updated', () => {
+    const w = puppetWorld();
+    const before = w.sim.history.length;
+    w.sim.update(
+      [],
+      puppets(['a', 'b'], {}, { a: { reportOnUpdate: 'READY' }, b: { reportOnUpdate: 'TRANSIENT_FAILURE' } }),
+    );
+    assert.equal(w.get('b').historyAtUpdate.at(-1), before);
+    assert.deepEqual(
+      w.sim.history.map((h) => h.state),
+      ['READY'],
+    );
+  });
+});
+
+describe('weighted_target state (A28: "the aggregated state of all child policies")', () => {
+  const table: [ConnectivityState[], ConnectivityState][] = [
+    [['READY', 'TRANSIENT_FAILURE', 'CONNECTING'], 'READY'],
+    [['IDLE', 'READY'], 'READY'],
+    [['CONNECTING', 'IDLE', 'TRANSIENT_FAILURE'], 'CONNECTING'],
+    [['TRANSIENT_FAILURE', 'CONNECTING'], 'CONNECTING'],
+    [['IDLE', 'TRANSIENT_FAILURE'], 'IDLE'],
+    [['IDLE', 'IDLE'], 'IDLE'],
+    [['TRANSIENT_FAILURE', 'TRANSIENT_FAILURE'], 'TRANSIENT_FAILURE'],
+  ];
+  for (const [states, expected] of table) {
+    test(`children ${states.join(' + ')} -> ${expected}`, () => {
+      const w = puppetWorld();
+      const names = states.map((_, i) => `t${i}`);
+      w.sim.update([], puppets(names));
+      states.forEach((s, i) => {
+        w.get(names[i]!).report(s);
+      });
+      assert.equal(w.sim.state, expected);
+    });
+  }
+
+  test("TRANSIENT_FAILURE carries a child's real error, and picks fail with the children's errors", () => {
+    const w = puppetWorld();
+    w.sim.update([], puppets(['a', 'b']));
+    w.get('a').report('TRANSIENT_FAILURE', 'a: connect ECONNREFUSED');
+    w.get('b').report('TRANSIENT_FAILURE', 'b: connect ETIMEDOUT');
+    assert.deepEqual(
+      w.sim.status,
+      { code: 14, details: 'b: connect ETIMEDOUT' },
+      'the child that failed last',
+    );
+    const details = new Set<string>();
+    for (let i = 0; i < 50; i++) {
+      const p = w.sim.pick();
+      assert.equal(p.type, 'fail');
+      if (p.type === 'fail') details.add(p.status.details);
+    }
+    assert.deepEqual([...details].sort(), ['a: connect ECONNREFUSED', 'b: connect ETIMEDOUT']);
+  });
+
+  test('no targets: TRANSIENT_FAILURE saying so', () => {
+    const sim = new Simulation();
+    assert.equal(sim.update([], wtConfig({})), false);
+    assert.equal(sim.state, 'TRANSIENT_FAILURE');
+    assert.match(sim.status.details, /no targets/);
+  });
+
+  test('IDLE: a pick asks every child to leave IDLE, off the data path', () => {
+    const w = puppetWorld();
+    w.sim.update([], puppets(['a', 'b']));
+    w.get('a').report('IDLE');
+    w.get('b').report('IDLE');
+    assert.deepEqual(w.sim.pick(), { type: 'queue' });
+    assert.deepEqual(
+      w.all.map((p) => p.exitIdleCalls),
+      [1, 1],
+    );
+  });
+
+  test('only READY children are picked, whatever their weights', () => {
+    const w = puppetWorld();
+    w.sim.update([], puppets(['a', 'b', 'c', 'd'], { a: 1, b: 100, c: 100, d: 100 }));
+    w.get('a').report('READY');
+    w.get('b').report('CONNECTING');
+    w.get('c').report('TRANSIENT_FAILURE');
+    w.get('d').report('IDLE');
+    const picked = new Set<string>();
+    for (let i = 0; i < 200; i++) picked.add(pickedPuppet(w.sim));
+    assert.deepEqual([...picked], ['a']);
+    w.get('c').report('READY');
+    for (let i = 0; i < 200; i++) picked.add(pickedPuppet(w.sim));
+    assert.deepEqual([...picked].sort(), ['a', 'c']);
+    w.get('a').report('CONNECTING');
+    picked.clear();
+    for (let i = 0; i < 200; i++) picked.add(pickedPuppet(w.sim));
+    assert.deepEqual([...picked], ['c'], 'a child leaving READY leaves the picker');
+  });
+});
+
+describe('weighted_target picks (A28: "The WRR algorithm will be random based")', () => {
+  /** Chi-square statistic of observed counts against expected proportions. */
+  function chiSquare(counts: number[], weights: number[]): number {
+    const n = counts.reduce((a, b) => a + b, 0);
+    const total = weights.reduce((a, b) => a + b, 0);
+    return counts.reduce((sum, c, i) => {
+      const expected = (n * weights[i]!) / total;
+      return sum + (c - expected) ** 2 / expected;
+    }, 0);
+  }
+
+  test('READY children are picked in proportion to their weights (chi-square, seeded RNG)', () => {
+    const weights = [1, 2, 3, 4];
+    const keys = ['10.0.0.1:80', '10.0.0.2:80', '10.0.0.3:80', '10.0.0.4:80'];
+    const sim = new Simulation({ seed: 7 });
+    for (const k of keys) sim.script(k, { connectAfterMs: 1 });
+    sim.update(
+      keys.map((k, i) => ({ addresses: [k], attributes: { path: [`l${i}`] } })),
+      wtConfig(Object.fromEntries(keys.map((_, i) => [`l${i}`, { weight: weights[i], childPolicy: RR }]))),
+    );
+    sim.advance(1);
+    assert.equal(sim.state, 'READY');
+    const counts = [0, 0, 0, 0];
+    const N = 20_000;
+    for (let i = 0; i < N; i++) {
+      const p = sim.pick();
+      assert.equal(p.type, 'complete');
+      if (p.type === 'complete') counts[keys.indexOf(p.address)]!++;
+    }
+    // 3 degrees of freedom: 16.27 is the 0.999 quantile. Uniform picking would score in the thousands.
+    const x2 = chiSquare(counts, weights);
+    assert.ok(x2 < 16.27, `chi-square ${x2.toFixed(2)} for counts ${counts}`);
+    assert.ok(chiSquare(counts, [1, 1, 1, 1]) > 1000, 'the test can tell weighted from uniform');
+  });
+
+  test('the alias table gives each child exactly its share of the random range, in O(1) per pick', () => {
+    const cases: number[][] = [[1, 2, 1], [5], [1, 1, 1, 1], [7, 1, 3, 0xffff_ffff, 2], [1, 1000]];
+    for (const weights of cases) {
+      const used = weights.map(() => 0);
+      const pickers: Picker[] = weights.map((_, i) => ({
+        pick: () => {
+          used[i]!++;
+          return { type: 'queue' };
+        },
+      }));
+      let r = 0;
+      const picker = new WeightedPicker(pickers, weights, () => r);
+      const total = weights.reduce((a, b) => a + b, 0);
+      // A grid over [0, 1) fine enough that every column threshold falls between grid points.
+      const K = weights.length * Math.min(total, 4000) * 4;
+      for (let k = 0; k < K; k++) {
+        r = (k + 0.5) / K;
+        picker.pick({ metadata: { get: () => [] } });
+      }
+      const expected = weights.map((w) => (w / total) * K);
+      used.forEach((u, i) => {
+        assert.ok(Math.abs(u - expected[i]!) <= weights.length, `weights ${weights}: ${used} vs ${expected}`);
+      });
+      // The largest random() can return still lands on a child.
+      r = 1 - 2 ** -53;
+      picker.pick({ metadata: { get: () => [] } });
+    }
+    assert.throws(() => new WeightedPicker([], [], () => 0), RangeError);
+    assert.throws(() => new WeightedPicker([queuePicker], [1, 2], () => 0), RangeError);
+    assert.throws(() => new WeightedPicker([queuePicker], [0], () => 0), RangeError);
+  });
+
+  test('a weight change takes effect with the update', () => {
+    const w = puppetWorld();
+    w.sim.update([], puppets(['a', 'b'], { a: 1, b: 1 }));
+    w.get('a').report('READY');
+    w.get('b').report('READY');
+    const before = w.sim.picker;
+    w.sim.update([], puppets(['a', 'b'], { a: 1, b: 9 }));
+    assert.notEqual(w.sim.picker, before, 'a new picker with the new weights');
+  });
+});
+
+describe('weighted_target retention of removed targets (A28: "When a child policy is removed, it will be cached for 15 minutes")', () => {
+  test('a removed target stops being picked, is kept 15 minutes, then destroyed', () => {
+    const w = puppetWorld();
+    w.sim.update([], puppets(['a', 'b']));
+    w.get('a').report('READY');
+    w.get('b').report('CONNECTING');
+    w.sim.update([], puppets(['b']));
+    assert.equal(w.sim.state, 'CONNECTING', 'a no longer counts');
+    assert.equal(w.get('a').destroyed, false);
+    w.sim.advance(RETENTION - 1);
+    assert.equal(w.get('a').destroyed, false);
+    w.sim.advance(1);
+    assert.equal(w.get('a').destroyed, true);
+  });
+
+  test('a removed target that comes back within 15 minutes is reused, with its new config and endpoints', () => {
+    const w = puppetWorld();
+    w.sim.update([], puppets(['a', 'b']));
+    w.get('a').report('READY');
+    w.get('b').report('READY');
+    w.sim.update([], puppets(['b']));
+    w.sim.advance(10 * MINUTE);
+    w.sim.update([{ addresses: ['10.0.0.1:80'], attributes: { path: ['a', 'x'] } }], puppets(['a', 'b']));
+    assert.equal(w.all.length, 2, 'no new child');
+    assert.deepEqual(w.get('a').endpoints, ['10.0.0.1:80 ["x"]']);
+    assert.equal(w.sim.state, 'READY');
+    w.get('b').report('TRANSIENT_FAILURE');
+    assert.equal(pickedPuppet(w.sim), 'a', 'a is picked again');
+    w.sim.advance(RETENTION * 2);
+    assert.equal(w.get('a').destroyed, false, 'the retention timer was cancelled');
+  });
+
+  test('reports from a retained target change nothing', () => {
+    const w = puppetWorld();
+    w.sim.update([], puppets(['a', 'b']));
+    w.get('a').report('CONNECTING');
+    w.get('b').report('CONNECTING');
+    w.sim.update([], puppets(['b']));
+    const reports = w.sim.history.length;
+    w.get('a').report('READY');
+    assert.equal(w.sim.history.length, reports);
+    assert.equal(w.sim.state, 'CONNECTING');
+  });
+
+  test('a retained target reuses its connections when it comes back (no new subchannels)', () => {
+    const sim = new Simulation();
+    const endpoints = [
+      { addresses: ['10.0.0.1:80'], attributes: { path: ['a'] } },
+      { addresses: ['10.0.0.2:80'], attributes: { path: ['b'] } },
+    ];
+    for (const e of endpoints) sim.script(e.addresses[0]!, { connectAfterMs: 1 });
+    const both = wtConfig({ a: { weight: 1, childPolicy: RR }, b: { weight: 1, childPolicy: RR } });
+    sim.update(endpoints, both);
+    sim.advance(1);
+    sim.update(endpoints, wtConfig({ b: { weight: 1, childPolicy: RR } }));
+    assert.equal(sim.subchannel('10.0.0.1:80').released, false, 'kept while retained');
+    const created = sim.subchannelsCreated;
+    sim.update(endpoints, both);
+    assert.equal(sim.subchannelsCreated, created);
+    const seen = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      const p = sim.pick();
+      if (p.type === 'complete') seen.add(p.address);
+    }
+    assert.deepEqual([...seen].sort(), ['10.0.0.1:80', '10.0.0.2:80']);
+  });
+});
