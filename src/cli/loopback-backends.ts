@@ -118,6 +118,8 @@ export class Blackhole {
 export interface CallOptions {
   waitForReady?: boolean;
   deadlineMs?: number;
+  /** Request headers (e.g. the one a ring_hash `requestHashHeader` reads). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** One Whoami RPC: resolves with the backend name, rejects with the grpc ServiceError. */
@@ -126,6 +128,7 @@ export function whoami(client: BackendClientType, options: CallOptions = {}): Pr
     const deadline = Date.now() + (options.deadlineMs ?? 5000);
     // grpc-js takes wait-for-ready from the metadata's options, not from the call options.
     const metadata = new grpc.Metadata({ waitForReady: options.waitForReady ?? false });
+    for (const [k, v] of Object.entries(options.headers ?? {})) metadata.set(k, v);
     client.makeUnaryRequest(
       WHOAMI_SERVICE.whoami!.path,
       passThrough,

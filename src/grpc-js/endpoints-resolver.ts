@@ -6,21 +6,34 @@ import { isUnixAddress, parseAddress } from '../core/index.js';
  * which grpc-js's own ipv4:/ipv6:/dns: resolvers cannot express (they give one address per endpoint).
  *
  *   endpoints:127.0.0.1:50051,[::1]:50051;127.0.0.1:50052
+ *   endpoints:p0/zone-a=127.0.0.1:50051;p1/zone-b=127.0.0.1:50052
  *
  * `;` separates endpoints, `,` separates the addresses of one endpoint (`host:port`, `[v6]:port`,
- * `unix:/path`). Like grpc-js's ipv4: resolver, it reports its list once.
+ * `unix:/path`). An optional `a/b=` prefix gives the endpoint an A56 hierarchical path (`['a', 'b']`), so
+ * priority and weighted_target trees can run without xDS. Like grpc-js's ipv4: resolver, it reports its
+ * list once.
  */
 export const ENDPOINTS_SCHEME = 'endpoints';
 
-export function parseEndpointsTarget(path: string): experimental.Endpoint[] {
+/** An endpoint as grpc-js sees it, carrying its path in the field @grpc/grpc-js-xds also uses. */
+export interface PathEndpoint extends experimental.Endpoint {
+  localityPath?: string[];
+}
+
+export function parseEndpointsTarget(path: string): PathEndpoint[] {
   const text = path.startsWith('/') && !path.startsWith('//') ? path.slice(1) : path;
   if (text.trim() === '') throw new TypeError('empty endpoint list');
-  return text.split(';').map((endpoint) => ({
-    addresses: endpoint.split(',').map((a) => {
+  return text.split(';').map((entry) => {
+    const eq = entry.indexOf('=');
+    const addresses = (eq >= 0 ? entry.slice(eq + 1) : entry).split(',').map((a) => {
       const address = parseAddress(a.trim());
       return isUnixAddress(address) ? { path: address.path } : { host: address.host, port: address.port };
-    }),
-  }));
+    });
+    if (eq < 0) return { addresses };
+    const localityPath = entry.slice(0, eq).trim().split('/');
+    if (localityPath.some((p) => p === '')) throw new TypeError(`empty path element in "${entry}"`);
+    return { addresses, localityPath };
+  });
 }
 
 export class EndpointsResolver implements experimental.Resolver {
@@ -53,6 +66,7 @@ export class EndpointsResolver implements experimental.Resolver {
   }
 
   static getDefaultAuthority(target: experimental.GrpcUri): string {
-    return target.path.replace(/^\//, '').split(/[;,]/)[0] ?? 'localhost';
+    const first = target.path.replace(/^\//, '').split(/[;,]/)[0] ?? 'localhost';
+    return first.slice(first.indexOf('=') + 1);
   }
 }
