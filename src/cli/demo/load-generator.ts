@@ -10,12 +10,15 @@ export class LoadGenerator {
   failures = 0;
   lastFailure = '';
   private running = false;
+  private issued = 0;
   private workers: Promise<void>[] = [];
 
   constructor(
     private readonly client: BackendClientType,
     private readonly ratePerSecond = 200,
     private readonly concurrency = 4,
+    /** Headers for the n-th request (e.g. a user id that ring_hash hashes). */
+    private readonly headersFor?: (n: number) => Record<string, string>,
   ) {}
 
   get total(): number {
@@ -33,7 +36,12 @@ export class LoadGenerator {
           while (this.running) {
             const started = Date.now();
             try {
-              const name = await whoami(this.client, { waitForReady: true, deadlineMs: 10_000 });
+              const headers = this.headersFor?.(this.issued++);
+              const name = await whoami(this.client, {
+                waitForReady: true,
+                deadlineMs: 10_000,
+                ...(headers ? { headers } : {}),
+              });
               this.served.set(name, (this.served.get(name) ?? 0) + 1);
             } catch (e) {
               this.failures++;
