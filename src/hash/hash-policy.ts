@@ -1,4 +1,5 @@
 import { type CallMetadata, ConfigError, ConfigReader, childPath, expectArray } from '../core/index.js';
+import { requestHeaderValue } from './header-value.js';
 import { RegexRewrite } from './regex-rewrite.js';
 import { joinU64, splitU64 } from './u64.js';
 import { Utf8Buffer } from './utf8.js';
@@ -92,10 +93,6 @@ interface Compiled {
   readonly rewrite: RegexRewrite | null;
 }
 
-// A28 (which A42 points to for header matching): the channel adds content-type after routing, so it is
-// assumed to be this.
-const ASSUMED_CONTENT_TYPE = 'application/grpc';
-
 /**
  * Computes request hashes from a list of hash policies (A42 "Hash Policy"). A pure evaluator: the caller
  * (an xDS config selector, or any layer that sets `PickArgs.hash`) supplies the call's metadata, the
@@ -185,18 +182,6 @@ function compile(p: HashPolicy, path: string): Compiled {
     default:
       return { kind: 'none', terminal, headerName: '', rewrite: null };
   }
-}
-
-/** The header's values joined with "," (A42/A76), or undefined when the call does not carry it. */
-export function requestHeaderValue(metadata: CallMetadata, name: string): string | undefined {
-  const values = metadata.get(name);
-  let joined: string | undefined;
-  for (const v of values) {
-    if (typeof v !== 'string') continue;
-    joined = joined === undefined ? v : `${joined},${v}`;
-  }
-  if (joined === undefined && name === 'content-type') return ASSUMED_CONTENT_TYPE;
-  return joined;
 }
 
 /** 64 uniformly random bits from a [0, 1) source (used for a call no policy could hash). */

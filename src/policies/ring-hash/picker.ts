@@ -7,7 +7,12 @@ import {
   type PickResult,
   QUEUE,
 } from '../../core/index.js';
-import { requestHeaderValue, splitU64, Utf8Buffer, xxh64Into } from '../../hash/index.js';
+// The hash files ring_hash needs, not hash/index.js: the request-hash evaluator there loads the RE2 engine,
+// which picking never uses.
+import { requestHeaderValue } from '../../hash/header-value.js';
+import { splitU64 } from '../../hash/u64.js';
+import { Utf8Buffer } from '../../hash/utf8.js';
+import { xxh64Into } from '../../hash/xxh64.js';
 import type { Ring } from './ring.js';
 
 // Endpoint states as the picker stores them: one byte per endpoint.

@@ -1,4 +1,6 @@
-import { joinU64, Utf8Buffer, xxh64Into } from '../../hash/index.js';
+import { joinU64 } from '../../hash/u64.js';
+import { Utf8Buffer } from '../../hash/utf8.js';
+import { xxh64Into } from '../../hash/xxh64.js';
 
 /**
  * The ring exactly as Envoy (and gRPC C-core) build it (A42 "Ring Construction"): each endpoint gets
