@@ -2,18 +2,27 @@
 // The `lbtree` command. `lbtree demo` plays scripted load-balancing scenarios on real loopback backends.
 import { parseArgs } from 'node:util';
 import { runDemo, SCENARIOS } from './demo/run-demo.js';
+import { simulate } from './simulate/command.js';
 
 const HELP = `lbtree — gRPC client-side load balancing for Node.js
 
 Usage:
   lbtree demo [--scenario NAME[,NAME…]] [--duration SECONDS] [--plain]
+  lbtree simulate --cluster FILE --endpoints FILE --scenario FILE [--html OUT.html]
   lbtree --help
 
 demo    Starts real gRPC servers on loopback (IPv4, and IPv6 when available), a client channel that
         balances with lbtree, and plays scripted scenarios under steady RPC load. On a terminal it shows a
         live view; otherwise (or with --plain) it prints progress lines. Ends with a summary.
 
-Options:
+simulate
+        Runs an xDS cluster in the deterministic simulator: an Envoy Cluster and ClusterLoadAssignment
+        (proto3 JSON or YAML) become lbtree's policy tree (A52 LB policy registry, EDS → priority tree),
+        driven by a request rate and a scripted scenario (endpoints, localities or priorities failing,
+        hanging, recovering). Prints a timeline and the traffic share per priority / locality / endpoint;
+        --html writes a self-contained page with charts. Examples: examples/simulate/.
+
+Demo options:
   --scenario    Scenarios to play, comma-separated (default: all): ${SCENARIOS.map((s) => s.name).join(', ')}
   --duration    Seconds of load per scenario, 6 to 600 (default 12; Happy Eyeballs uses at most 4)
   --plain       Progress lines even on a terminal
@@ -31,6 +40,9 @@ async function main(argv: string[]): Promise<number> {
       scenario: { type: 'string' },
       duration: { type: 'string' },
       plain: { type: 'boolean', default: false },
+      cluster: { type: 'string' },
+      endpoints: { type: 'string' },
+      html: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -38,6 +50,23 @@ async function main(argv: string[]): Promise<number> {
   if (values.help || command === undefined || command === 'help') {
     process.stdout.write(HELP);
     return values.help || command === 'help' ? 0 : 2;
+  }
+  if (command === 'simulate') {
+    const { cluster, endpoints, scenario, html } = values;
+    if (!cluster || !endpoints || !scenario) {
+      process.stderr.write('lbtree simulate: --cluster, --endpoints and --scenario are required\n');
+      return 2;
+    }
+    try {
+      simulate({ cluster, endpoints, scenario, ...(html ? { html } : {}) }, (text) =>
+        process.stdout.write(text),
+      );
+    } catch (e) {
+      // Invalid resources and scenarios are the user's input: show the reason, not a stack.
+      process.stderr.write(`lbtree simulate: ${(e as Error).message}\n`);
+      return 1;
+    }
+    return 0;
   }
   if (command !== 'demo') {
     process.stderr.write(`lbtree: unknown command "${command}"\n\n${HELP}`);

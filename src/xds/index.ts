@@ -1,2 +1,116 @@
-// xDS-configured load balancing (A52) lands with its own issue; until then this entry point exports nothing.
-export {};
+// `lbtree/xds`: xDS-configured load balancing (gRFC A52) — the Envoy resources lbtree reads, the xDS LB
+// policy registry, CDS / EDS validation, and the cluster resolver's priority tree.
+
+import { type ClusterOptions, clusterLbPolicyConfig, decodeCluster } from './cluster.js';
+import {
+  decodeLoadBalancingPolicy,
+  defaultXdsLbPolicyRegistry,
+  type LbConfigList,
+} from './lb-policy-registry.js';
+
+// A52 custom policies: register a PolicyFactory under a protobuf-style name (`myorg.MyCustomLb`) and a
+// control plane can select it with a TypedStruct whose type_url ends in that name.
+export { defaultRegistry, registerPolicy } from '../policies/default-registry.js';
+export {
+  type ClusterOptions,
+  clusterLbPolicyConfig,
+  decodeCluster,
+  parseCluster,
+  type XdsClusterResource,
+} from './cluster.js';
+export {
+  type ClusterTreeOptions,
+  clusterToTree,
+  clusterToTreeFromJson,
+  type EndpointClusterTree,
+  encodeCluster,
+  encodeClusterLoadAssignment,
+  encodeLoadBalancingPolicy,
+  type PlainClusterTree,
+  XdsClusterTreeGenerator,
+} from './cluster-tree.js';
+export {
+  decodeClusterLoadAssignment,
+  localityKey,
+  parseClusterLoadAssignment,
+  type XdsDropCategory,
+  type XdsEndpoint,
+  type XdsEndpointResource,
+  type XdsHealthStatus,
+  type XdsLocality,
+  type XdsLocalityName,
+} from './endpoints.js';
+export { XdsResourceError } from './errors.js';
+export {
+  envFlag,
+  type ResolvedXdsOptions,
+  resolveXdsOptions,
+  XDS_CUSTOM_LB_CONFIG_ENV,
+  XDS_DUALSTACK_ENDPOINTS_ENV,
+  XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV,
+  XDS_RING_HASH_ENV,
+  type XdsOptions,
+} from './features.js';
+export {
+  convertLeastRequest,
+  convertPickFirst,
+  convertRingHash,
+  convertRoundRobin,
+  convertWrrLocality,
+  decodeLoadBalancingPolicy,
+  defaultXdsLbPolicyRegistry,
+  type LbConfigEntry,
+  type LbConfigList,
+  MAX_LB_POLICY_DEPTH,
+  typedStructConverter,
+  XDS_DEFAULT_CHOICE_COUNT,
+  XDS_DEFAULT_MIN_RING_SIZE,
+  XDS_MAX_RING_SIZE,
+  type XdsLbConversion,
+  type XdsLbPolicyConverter,
+  XdsLbPolicyRegistry,
+} from './lb-policy-registry.js';
+export {
+  type ClusterTree,
+  type PlainXdsEndpoint,
+  PriorityChildNamer,
+  PriorityTreeGenerator,
+  type PriorityTreeOptions,
+  toPlainEndpoints,
+  XDS_HEALTH_STATUS,
+  XDS_LOCALITY_NAME,
+  XDS_PRIORITY,
+} from './priority-tree.js';
+export {
+  decodeMessage,
+  encodeMessage,
+  type JsonObject,
+  type JsonReadOptions,
+  type JsonValue,
+  lookupType,
+  MessageType,
+  messageFromJson,
+  messageToJson,
+  ProtoJsonError,
+} from './proto/codec.js';
+export * as protos from './proto/messages.js';
+export { WireError } from './proto/wire.js';
+
+/**
+ * A52 `convertToServiceConfig`: an encoded `envoy.config.cluster.v3.LoadBalancingPolicy` → the LoadBalancingConfig
+ * list (one entry: the first supported policy, converted recursively and validated by the gRPC LB policy
+ * registry — `options.registry`, else `defaultRegistry()`). Throws an XdsResourceError whose message is the
+ * NACK reason.
+ */
+export function convertLoadBalancingPolicy(bytes: Uint8Array, options: ClusterOptions = {}): LbConfigList {
+  const policy = decodeLoadBalancingPolicy(bytes);
+  return (options.lbPolicyRegistry ?? defaultXdsLbPolicyRegistry()).convert(policy, options);
+}
+
+/**
+ * The LoadBalancingConfig list for an encoded `envoy.config.cluster.v3.Cluster`: from load_balancing_policy
+ * (A52) or, when it is unset, from lb_policy and its config (A42 / A48). Throws the NACK reason.
+ */
+export function clusterLbConfig(bytes: Uint8Array, options: ClusterOptions = {}): LbConfigList {
+  return clusterLbPolicyConfig(decodeCluster(bytes), options);
+}

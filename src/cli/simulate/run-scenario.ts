@@ -27,11 +27,18 @@ export interface SimulationReport {
   readonly events: readonly (ScenarioEvent & { readonly addresses: readonly string[] })[];
 }
 
+/** `{region=us-east1,zone=us-east1-a,sub_zone=}` → `us-east1/us-east1-a`, for readable reports. */
+function shortLocality(locality: string | undefined): string {
+  if (locality === undefined) return '(none)';
+  const m = /^\{region=(.*),zone=(.*),sub_zone=(.*)\}$/.exec(locality);
+  return m ? m.slice(1).filter(Boolean).join('/') || '(default)' : locality;
+}
+
 export function describeEndpoints(endpoints: readonly PlainEndpoint[]): EndpointInfo[] {
   return endpoints.map((e) => ({
     name: e.addresses[0]!,
     addresses: e.addresses,
-    locality: e.attributes?.locality ?? '(none)',
+    locality: shortLocality(e.attributes?.locality),
     priority: e.attributes?.path?.[0] ?? '(none)',
   }));
 }

@@ -52,8 +52,9 @@ export const roundRobinScenario: Scenario = {
             met: even(spread(steady)),
           },
           {
-            description: 'bravo serves nothing while it is down',
-            met: (down?.served.get('bravo') ?? 0) === 0,
+            // RPCs already in flight on bravo when it went away finish there (at most one per caller).
+            description: 'bravo serves nothing new while it is down (at most the 4 RPCs in flight)',
+            met: (down?.served.get('bravo') ?? 0) <= 4,
           },
           { description: 'bravo serves again after it returns', met: (back?.served.get('bravo') ?? 0) > 0 },
           { description: 'no wait-for-ready RPC failed', met: load.failures === 0 },

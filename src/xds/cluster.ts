@@ -1,0 +1,148 @@
+// CDS: the parts of an `envoy.config.cluster.v3.Cluster` that client-side load balancing needs — the LB policy
+// (A52's load_balancing_policy, or the legacy lb_policy fields of A27 / A42 / A48) and, for EDS clusters, the
+// name to ask EDS for (A27).
+
+import { XdsResourceError } from './errors.js';
+import { type ResolvedXdsOptions, resolveXdsOptions, type XdsOptions } from './features.js';
+import {
+  defaultXdsLbPolicyRegistry,
+  type LbConfigEntry,
+  type LbConfigList,
+  LEAST_REQUEST_POLICY,
+  ringSizes,
+  validateEntry,
+  XDS_DEFAULT_CHOICE_COUNT,
+  type XdsLbPolicyRegistry,
+} from './lb-policy-registry.js';
+import { decodeMessage } from './proto/codec.js';
+import {
+  Cluster,
+  type ClusterMessage,
+  type ConfigSourceMessage,
+  DiscoveryType,
+  LbPolicy,
+  LegacyRingHashFunction,
+} from './proto/messages.js';
+
+export interface ClusterOptions extends XdsOptions {
+  /** The A52 converters; default `defaultXdsLbPolicyRegistry()`. */
+  readonly lbPolicyRegistry?: XdsLbPolicyRegistry;
+}
+
+/** Decodes an encoded Cluster (a NACK reason on malformed bytes). */
+export function decodeCluster(bytes: Uint8Array): ClusterMessage {
+  try {
+    return decodeMessage<ClusterMessage>(Cluster, bytes);
+  } catch (e) {
+    throw new XdsResourceError('', `can't decode ${Cluster.fullName}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * The cluster's LB policy as a validated LoadBalancingConfig list (A52 "XdsClient"): `load_balancing_policy`
+ * when it is set (and GRPC_EXPERIMENTAL_XDS_CUSTOM_LB_CONFIG is not "false"), else the legacy fields:
+ * ROUND_ROBIN → xds_wrr_locality_experimental over round_robin; RING_HASH → ring_hash_experimental from
+ * ring_hash_lb_config; LEAST_REQUEST → xds_wrr_locality_experimental over least_request_experimental.
+ */
+export function clusterLbPolicyConfig(cluster: ClusterMessage, options: ClusterOptions = {}): LbConfigList {
+  const resolved = resolveXdsOptions(options);
+  if (resolved.customLbConfig && cluster.loadBalancingPolicy !== undefined) {
+    const converters = options.lbPolicyRegistry ?? defaultXdsLbPolicyRegistry();
+    return converters.convert(cluster.loadBalancingPolicy, resolved, 'load_balancing_policy');
+  }
+  const entry = legacyLbConfig(cluster, resolved);
+  validateEntry(entry, resolved.registry, `lb_policy (${LbPolicy.nameOf(cluster.lbPolicy)})`);
+  return [entry];
+}
+
+function legacyLbConfig(cluster: ClusterMessage, options: ResolvedXdsOptions): LbConfigEntry {
+  switch (cluster.lbPolicy) {
+    case LbPolicy.values.ROUND_ROBIN:
+      return { xds_wrr_locality_experimental: { childPolicy: [{ round_robin: {} }] } };
+    case LbPolicy.values.RING_HASH: {
+      if (!options.ringHash) {
+        throw new XdsResourceError(
+          'lb_policy',
+          'RING_HASH is disabled (GRPC_XDS_EXPERIMENTAL_ENABLE_RING_HASH=false)',
+        );
+      }
+      const config = cluster.ringHashLbConfig;
+      if (config && config.hashFunction !== LegacyRingHashFunction.values.XX_HASH) {
+        const name = LegacyRingHashFunction.nameOf(config.hashFunction) ?? String(config.hashFunction);
+        throw new XdsResourceError(
+          'ring_hash_lb_config.hash_function',
+          `unsupported value ${name} (gRPC supports only XX_HASH)`,
+        );
+      }
+      const sizes = ringSizes(config?.minimumRingSize, config?.maximumRingSize, (problem, field) => {
+        throw new XdsResourceError(`ring_hash_lb_config.${field}`, problem);
+      });
+      return { ring_hash_experimental: sizes };
+    }
+    case LbPolicy.values.LEAST_REQUEST: {
+      const choiceCount = cluster.leastRequestLbConfig?.choiceCount ?? XDS_DEFAULT_CHOICE_COUNT;
+      if (choiceCount < 2) {
+        throw new XdsResourceError('least_request_lb_config.choice_count', `${choiceCount} is less than 2`);
+      }
+      return {
+        xds_wrr_locality_experimental: { childPolicy: [{ [LEAST_REQUEST_POLICY]: { choiceCount } }] },
+      };
+    }
+    default: {
+      const name = LbPolicy.nameOf(cluster.lbPolicy) ?? String(cluster.lbPolicy);
+      throw new XdsResourceError('lb_policy', `unsupported value ${name}`);
+    }
+  }
+}
+
+/** What lbtree takes from a validated EDS Cluster. */
+export interface XdsClusterResource {
+  readonly name: string;
+  /** The ClusterLoadAssignment name to watch: eds_cluster_config.service_name, or the cluster name. */
+  readonly edsServiceName: string;
+  /** The validated LB policy (see {@link clusterLbPolicyConfig}). */
+  readonly lbPolicy: LbConfigList;
+  /** Whether LRS load reporting is on (lrs_server set to `self`). */
+  readonly lrsLoadReporting: boolean;
+}
+
+/**
+ * Validates a Cluster as gRPC's XdsClient does for an EDS cluster (A27 "Cluster Proto"): `type` EDS,
+ * `eds_cluster_config.eds_config` set to `ads` or `self`, `lrs_server` (if set) `self`, and a valid LB policy.
+ * LOGICAL_DNS and aggregate clusters (A37) are not supported yet and are rejected with that reason.
+ */
+export function parseCluster(cluster: ClusterMessage, options: ClusterOptions = {}): XdsClusterResource {
+  if (cluster.type === undefined) {
+    if (cluster.clusterType !== undefined) {
+      throw new XdsResourceError(
+        'cluster_type',
+        `custom cluster type "${cluster.clusterType.name}" is not supported (lbtree handles EDS clusters so far)`,
+      );
+    }
+  }
+  const type = cluster.type ?? DiscoveryType.values.STATIC;
+  if (type !== DiscoveryType.values.EDS) {
+    const name = DiscoveryType.nameOf(type) ?? String(type);
+    throw new XdsResourceError('type', `unsupported value ${name} (lbtree handles EDS clusters so far)`);
+  }
+  const edsConfig = cluster.edsClusterConfig?.edsConfig;
+  if (edsConfig === undefined)
+    throw new XdsResourceError('eds_cluster_config.eds_config', 'field not present');
+  if (!isAdsOrSelf(edsConfig)) {
+    throw new XdsResourceError('eds_cluster_config.eds_config', 'ConfigSource is not ads or self');
+  }
+  if (cluster.lrsServer !== undefined && cluster.lrsServer.self === undefined) {
+    throw new XdsResourceError('lrs_server', 'ConfigSource is not self');
+  }
+  const serviceName = cluster.edsClusterConfig?.serviceName ?? '';
+  return {
+    name: cluster.name,
+    edsServiceName: serviceName !== '' ? serviceName : cluster.name,
+    lbPolicy: clusterLbPolicyConfig(cluster, options),
+    lrsLoadReporting: cluster.lrsServer !== undefined,
+  };
+}
+
+function isAdsOrSelf(source: ConfigSourceMessage): boolean {
+  return source.ads !== undefined || source.self !== undefined;
+}

@@ -1,0 +1,58 @@
+import type { PolicyLookup } from '../core/index.js';
+import { defaultRegistry } from '../policies/default-registry.js';
+
+// The gRFCs' temporary feature switches. Each is read when a resource is converted (not at import time), so a
+// test or an application can flip the environment variable, or pass the option, per call. All are on unless
+// set to "false"; an option passed in XdsOptions wins over the environment.
+
+/** A52: `false` makes the converter ignore Cluster.load_balancing_policy and use the legacy fields. */
+export const XDS_CUSTOM_LB_CONFIG_ENV = 'GRPC_EXPERIMENTAL_XDS_CUSTOM_LB_CONFIG';
+/** A61: `false` ignores Endpoint.additional_addresses in EDS. */
+export const XDS_DUALSTACK_ENDPOINTS_ENV = 'GRPC_EXPERIMENTAL_XDS_DUALSTACK_ENDPOINTS';
+/** A42: `false` rejects ring hash (legacy RING_HASH is NACKed; the RingHash extension is unsupported). */
+export const XDS_RING_HASH_ENV = 'GRPC_XDS_EXPERIMENTAL_ENABLE_RING_HASH';
+/** A76: `true` ignores the `envoy.lb` `hash_key` endpoint metadata (the opt-out for the migration). */
+export const XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV = 'GRPC_XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT';
+
+export interface XdsOptions {
+  /**
+   * The gRPC LB policy registry that custom (TypedStruct) policies are looked up in and that validates every
+   * converted config. Default: the process-wide `defaultRegistry()`, which holds policies added with
+   * `registerPolicy()`.
+   */
+  readonly registry?: PolicyLookup;
+  /** A52 custom LB config; default from GRPC_EXPERIMENTAL_XDS_CUSTOM_LB_CONFIG (on unless "false"). */
+  readonly customLbConfig?: boolean;
+  /** A61 additional_addresses; default from GRPC_EXPERIMENTAL_XDS_DUALSTACK_ENDPOINTS (on unless "false"). */
+  readonly dualstackEndpoints?: boolean;
+  /** A42 ring hash; default from GRPC_XDS_EXPERIMENTAL_ENABLE_RING_HASH (on unless "false"). */
+  readonly ringHash?: boolean;
+  /** A76 endpoint hash keys; default on unless GRPC_XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT is "true". */
+  readonly endpointHashKey?: boolean;
+}
+
+export interface ResolvedXdsOptions {
+  readonly registry: PolicyLookup;
+  readonly customLbConfig: boolean;
+  readonly dualstackEndpoints: boolean;
+  readonly ringHash: boolean;
+  readonly endpointHashKey: boolean;
+}
+
+/** `true` / `false` (any case, surrounding spaces ignored); anything else, or unset, gives the default. */
+export function envFlag(name: string, defaultValue: boolean): boolean {
+  const raw = process.env[name]?.trim().toLowerCase();
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  return defaultValue;
+}
+
+export function resolveXdsOptions(options: XdsOptions = {}): ResolvedXdsOptions {
+  return {
+    registry: options.registry ?? defaultRegistry(),
+    customLbConfig: options.customLbConfig ?? envFlag(XDS_CUSTOM_LB_CONFIG_ENV, true),
+    dualstackEndpoints: options.dualstackEndpoints ?? envFlag(XDS_DUALSTACK_ENDPOINTS_ENV, true),
+    ringHash: options.ringHash ?? envFlag(XDS_RING_HASH_ENV, true),
+    endpointHashKey: options.endpointHashKey ?? !envFlag(XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV, false),
+  };
+}

@@ -1,0 +1,320 @@
+// gRFC A52 "xDS LB Policy Registry": converts an xDS `envoy.config.cluster.v3.LoadBalancingPolicy` into gRPC's
+// LoadBalancingConfig JSON, one converter per extension message type, recursing into nested policies (the
+// WrrLocality endpoint_picking_policy) at most 16 levels deep. Each converted entry is then parsed by the gRPC
+// LB policy registry, so a config that could never run is a NACK naming the xDS field it came from.
+
+import type { PolicyLookup } from '../core/index.js';
+import { XdsResourceError } from './errors.js';
+import { type ResolvedXdsOptions, resolveXdsOptions, type XdsOptions } from './features.js';
+import {
+  decodeMessage,
+  type JsonObject,
+  type JsonValue,
+  type MessageType,
+  typeNameOfUrl,
+} from './proto/codec.js';
+import {
+  LeastRequest,
+  type LeastRequestMessage,
+  LoadBalancingPolicy,
+  type LoadBalancingPolicyMessage,
+  PickFirst,
+  type PickFirstMessage,
+  RingHash,
+  RingHashFunction,
+  type RingHashMessage,
+  RoundRobin,
+  type TypedStructMessage,
+  UdpaTypedStruct,
+  WrrLocality,
+  type WrrLocalityMessage,
+  XdsTypedStruct,
+} from './proto/messages.js';
+
+/** One LoadBalancingConfig entry: `{ "<policy name>": <config> }`. */
+export type LbConfigEntry = { [policyName: string]: JsonValue };
+/** A LoadBalancingConfig list, as a service config's `loadBalancingConfig` field holds it. */
+export type LbConfigList = LbConfigEntry[];
+
+/** A52: "Configurations that require more than 16 levels of recursion are considered invalid". */
+export const MAX_LB_POLICY_DEPTH = 16;
+
+/** A42 / A52: ring sizes above 8M are NACKed, as in Envoy; unset maximum_ring_size means 8M in xDS. */
+export const XDS_MAX_RING_SIZE = 8_388_608;
+export const XDS_DEFAULT_MIN_RING_SIZE = 1024;
+/** A48: choice_count defaults to 2 and must be at least 2. */
+export const XDS_DEFAULT_CHOICE_COUNT = 2;
+
+/** What a converter is given besides the extension's bytes. */
+export interface XdsLbConversion {
+  /** The xDS field being converted, e.g. `load_balancing_policy.policies[0].typed_config (RingHash)`. */
+  readonly path: string;
+  /** The nesting level of the LoadBalancingPolicy this entry is in; the top level is 1. */
+  readonly depth: number;
+  readonly options: ResolvedXdsOptions;
+  /** Decodes the extension's bytes; malformed bytes are a NACK at this entry. */
+  decode<T>(type: MessageType): T;
+  /** Converts a nested LoadBalancingPolicy found in `field` of this extension (one level deeper). */
+  convertChild(policy: LoadBalancingPolicyMessage, field: string): LbConfigList;
+  /** Rejects the resource, naming `field` of this extension (or the extension itself when omitted). */
+  fail(problem: string, field?: string): never;
+}
+
+/**
+ * Converts one extension config to a LoadBalancingConfig entry, or returns null when this client does not
+ * support it (the entry is skipped and the next one is tried). Throwing (through `conversion.fail`) NACKs.
+ */
+export type XdsLbPolicyConverter = (conversion: XdsLbConversion) => LbConfigEntry | null;
+
+/**
+ * The set of converters, keyed by the extension's message name (the type URL's last `/` segment).
+ * `defaultXdsLbPolicyRegistry()` holds the converters A52 lists (and PickFirst, per A62).
+ */
+export class XdsLbPolicyRegistry {
+  private readonly converters = new Map<string, XdsLbPolicyConverter>();
+
+  register(messageName: string, converter: XdsLbPolicyConverter, options: { override?: boolean } = {}): void {
+    if (this.converters.has(messageName) && !options.override) {
+      throw new Error(`an xDS LB policy converter for ${messageName} is already registered`);
+    }
+    this.converters.set(messageName, converter);
+  }
+
+  has(messageName: string): boolean {
+    return this.converters.has(messageName);
+  }
+
+  names(): string[] {
+    return [...this.converters.keys()];
+  }
+
+  clone(): XdsLbPolicyRegistry {
+    const copy = new XdsLbPolicyRegistry();
+    for (const [name, converter] of this.converters) copy.register(name, converter);
+    return copy;
+  }
+
+  /**
+   * A52 `convertToServiceConfig`: the first supported entry of `policy.policies`, converted (nested policies
+   * included) and validated by the gRPC LB policy registry, as a one-entry LoadBalancingConfig list. Throws an
+   * {@link XdsResourceError} (the NACK reason) when an entry fails to convert, when the converted config does
+   * not parse, or when no entry is supported. `path` names the field the message was found in.
+   */
+  convert(
+    policy: LoadBalancingPolicyMessage,
+    options: XdsOptions | ResolvedXdsOptions = {},
+    path = 'load_balancing_policy',
+  ): LbConfigList {
+    return this.convertAt(policy, isResolved(options) ? options : resolveXdsOptions(options), path, 1);
+  }
+
+  private convertAt(
+    policy: LoadBalancingPolicyMessage,
+    options: ResolvedXdsOptions,
+    path: string,
+    depth: number,
+  ): LbConfigList {
+    if (depth > MAX_LB_POLICY_DEPTH) {
+      throw new XdsResourceError(
+        path,
+        `load balancing policies nested more than ${MAX_LB_POLICY_DEPTH} levels deep (A52 limit)`,
+      );
+    }
+    const skipped: string[] = [];
+    for (let i = 0; i < policy.policies.length; i++) {
+      const entryPath = `${path}.policies[${i}]`;
+      const extension = policy.policies[i]!.typedExtensionConfig;
+      if (extension === undefined)
+        throw new XdsResourceError(`${entryPath}.typed_extension_config`, 'field not present');
+      const any = extension.typedConfig;
+      if (any === undefined) {
+        throw new XdsResourceError(`${entryPath}.typed_extension_config.typed_config`, 'field not present');
+      }
+      const typeName = extensionTypeName(any.typeUrl, `${entryPath}.typed_config`);
+      const converter = this.converters.get(typeName);
+      if (!converter) {
+        skipped.push(typeName);
+        continue;
+      }
+      const at = `${entryPath}.typed_config (${typeName.slice(typeName.lastIndexOf('.') + 1)})`;
+      const conversion: XdsLbConversion = {
+        path: at,
+        depth,
+        options,
+        decode: <T>(type: MessageType): T => {
+          try {
+            return decodeMessage<T>(type, any.value);
+          } catch (e) {
+            throw new XdsResourceError(at, `can't decode ${type.fullName}: ${(e as Error).message}`);
+          }
+        },
+        convertChild: (child, field) => this.convertAt(child, options, `${at}.${field}`, depth + 1),
+        fail: (problem, field) => {
+          throw new XdsResourceError(field === undefined ? at : `${at}.${field}`, problem);
+        },
+      };
+      const entry = converter(conversion);
+      if (entry === null) {
+        skipped.push(typeName);
+        continue;
+      }
+      validateEntry(entry, options.registry, at);
+      return [entry];
+    }
+    throw new XdsResourceError(
+      path,
+      policy.policies.length === 0
+        ? 'no load balancing policy given'
+        : `no supported load balancing policy among [${skipped.join(', ')}]`,
+    );
+  }
+}
+
+function isResolved(options: XdsOptions | ResolvedXdsOptions): options is ResolvedXdsOptions {
+  return (
+    options.registry !== undefined &&
+    typeof options.customLbConfig === 'boolean' &&
+    typeof options.dualstackEndpoints === 'boolean' &&
+    typeof options.ringHash === 'boolean' &&
+    typeof options.endpointHashKey === 'boolean'
+  );
+}
+
+/** The message name a type URL names; a URL without a name after its last `/` is invalid. */
+function extensionTypeName(typeUrl: string, path: string): string {
+  const slash = typeUrl.lastIndexOf('/');
+  if (slash < 0 || slash === typeUrl.length - 1) {
+    throw new XdsResourceError(`${path}.type_url`, `invalid type URL ${JSON.stringify(typeUrl)}`);
+  }
+  return typeNameOfUrl(typeUrl);
+}
+
+/** A52: "The xDS client calls the gRPC LB policy registry to parse the config" — a failure there is a NACK. */
+export function validateEntry(entry: LbConfigEntry, registry: PolicyLookup, path: string): void {
+  try {
+    registry.parseLbConfigList(entry, '$');
+  } catch (e) {
+    const name = Object.keys(entry)[0];
+    throw new XdsResourceError(
+      path,
+      `the converted "${name}" config is rejected by the LB policy registry: ${(e as Error).message}`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The converters A52 lists
+
+/** envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash → ring_hash_experimental. */
+export const convertRingHash: XdsLbPolicyConverter = (c) => {
+  if (!c.options.ringHash) return null; // GRPC_XDS_EXPERIMENTAL_ENABLE_RING_HASH=false: not supported here
+  const m = c.decode<RingHashMessage>(RingHash);
+  if (m.hashFunction !== RingHashFunction.values.XX_HASH) {
+    const name = RingHashFunction.nameOf(m.hashFunction) ?? String(m.hashFunction);
+    c.fail(`unsupported value ${name} (gRPC supports only XX_HASH)`, 'hash_function');
+  }
+  const sizes = ringSizes(m.minimumRingSize, m.maximumRingSize, (problem, field) => c.fail(problem, field));
+  return { ring_hash_experimental: sizes };
+};
+
+/**
+ * A42: min defaults to 1024 and max to 8,388,608 (Envoy's default, not ring_hash_experimental's 4096: the
+ * local cap applies later); either above 8M, or min > max, is rejected.
+ */
+export function ringSizes(
+  min: bigint | undefined,
+  max: bigint | undefined,
+  fail: (problem: string, field: string) => never,
+  fieldNames: { min: string; max: string } = { min: 'minimum_ring_size', max: 'maximum_ring_size' },
+): { minRingSize: number; maxRingSize: number } {
+  const minRingSize = min ?? BigInt(XDS_DEFAULT_MIN_RING_SIZE);
+  const maxRingSize = max ?? BigInt(XDS_MAX_RING_SIZE);
+  const limit = BigInt(XDS_MAX_RING_SIZE);
+  if (minRingSize < 1n || minRingSize > limit) {
+    fail(`${minRingSize} is out of range [1, ${XDS_MAX_RING_SIZE}]`, fieldNames.min);
+  }
+  if (maxRingSize < 1n || maxRingSize > limit) {
+    fail(`${maxRingSize} is out of range [1, ${XDS_MAX_RING_SIZE}]`, fieldNames.max);
+  }
+  if (minRingSize > maxRingSize) {
+    fail(`${minRingSize} is greater than ${fieldNames.max} (${maxRingSize})`, fieldNames.min);
+  }
+  return { minRingSize: Number(minRingSize), maxRingSize: Number(maxRingSize) };
+}
+
+/** envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin → round_robin (no config). */
+export const convertRoundRobin: XdsLbPolicyConverter = (c) => {
+  c.decode(RoundRobin);
+  return { round_robin: {} };
+};
+
+/** envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality → xds_wrr_locality_experimental. */
+export const convertWrrLocality: XdsLbPolicyConverter = (c) => {
+  const m = c.decode<WrrLocalityMessage>(WrrLocality);
+  if (m.endpointPickingPolicy === undefined) return c.fail('field not present', 'endpoint_picking_policy');
+  const childPolicy = c.convertChild(m.endpointPickingPolicy, 'endpoint_picking_policy');
+  return { xds_wrr_locality_experimental: { childPolicy } };
+};
+
+export const LEAST_REQUEST_POLICY = 'least_request_experimental';
+
+/**
+ * envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest → least_request_experimental
+ * (`choiceCount`, default 2), "if least_request is supported by the client" (A52): when the gRPC registry has
+ * no least_request_experimental the entry is skipped.
+ */
+export const convertLeastRequest: XdsLbPolicyConverter = (c) => {
+  if (c.options.registry.get(LEAST_REQUEST_POLICY) === undefined) return null;
+  const m = c.decode<LeastRequestMessage>(LeastRequest);
+  const choiceCount = m.choiceCount ?? XDS_DEFAULT_CHOICE_COUNT;
+  if (choiceCount < 2) c.fail(`${choiceCount} is less than 2`, 'choice_count');
+  return { [LEAST_REQUEST_POLICY]: { choiceCount } };
+};
+
+/** A62: envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst → pick_first. */
+export const convertPickFirst: XdsLbPolicyConverter = (c) => {
+  const m = c.decode<PickFirstMessage>(PickFirst);
+  return { pick_first: { shuffleAddressList: m.shuffleAddressList } };
+};
+
+/**
+ * xds.type.v3.TypedStruct / udpa.type.v1.TypedStruct: a custom policy deployed with the client, named by the
+ * last `/` segment of `type_url`, its config the Struct as-is. Skipped unless that name is registered in the
+ * gRPC LB policy registry.
+ */
+export function typedStructConverter(type: MessageType): XdsLbPolicyConverter {
+  return (c) => {
+    const m = c.decode<TypedStructMessage>(type);
+    const name = extensionTypeName(m.typeUrl, c.path);
+    if (c.options.registry.get(name) === undefined) return null;
+    const config: JsonObject = m.value ?? {};
+    return { [name]: config };
+  };
+}
+
+let defaultConverters: XdsLbPolicyRegistry | undefined;
+
+/** The converters A52 lists (RingHash, RoundRobin, WrrLocality, LeastRequest, both TypedStructs) and PickFirst. */
+export function defaultXdsLbPolicyRegistry(): XdsLbPolicyRegistry {
+  if (!defaultConverters) {
+    const r = new XdsLbPolicyRegistry();
+    r.register(RingHash.fullName, convertRingHash);
+    r.register(RoundRobin.fullName, convertRoundRobin);
+    r.register(WrrLocality.fullName, convertWrrLocality);
+    r.register(LeastRequest.fullName, convertLeastRequest);
+    r.register(PickFirst.fullName, convertPickFirst);
+    r.register(XdsTypedStruct.fullName, typedStructConverter(XdsTypedStruct));
+    r.register(UdpaTypedStruct.fullName, typedStructConverter(UdpaTypedStruct));
+    defaultConverters = r;
+  }
+  return defaultConverters;
+}
+
+/** Decodes an encoded LoadBalancingPolicy message (a NACK reason on malformed bytes). */
+export function decodeLoadBalancingPolicy(bytes: Uint8Array): LoadBalancingPolicyMessage {
+  try {
+    return decodeMessage<LoadBalancingPolicyMessage>(LoadBalancingPolicy, bytes);
+  } catch (e) {
+    throw new XdsResourceError('', `can't decode ${LoadBalancingPolicy.fullName}: ${(e as Error).message}`);
+  }
+}

@@ -1,0 +1,168 @@
+// The cluster resolver's job (A27 / A42 / A52 / A56): turn a cluster's LB policy and its EDS localities into a
+// `priority_experimental` config with one child per priority, and the endpoints into a flat list whose
+// hierarchical paths route each one to its priority child (and, below it, to its locality).
+
+import {
+  type Address,
+  AttributeKey,
+  Attributes,
+  addressKey,
+  ENDPOINT_WEIGHT,
+  type Endpoint,
+  HASH_KEY,
+  HIERARCHICAL_PATH,
+  LOCALITY,
+  LOCALITY_WEIGHT,
+} from '../core/index.js';
+import type { XdsEndpointResource, XdsHealthStatus, XdsLocalityName } from './endpoints.js';
+import type { LbConfigList } from './lb-policy-registry.js';
+
+/** The endpoint's locality as EDS gives it (LOCALITY holds its text key). */
+export const XDS_LOCALITY_NAME = new AttributeKey<XdsLocalityName>('lbtree.xds.locality_name');
+/** The EDS priority an endpoint was listed under (0 is the highest). */
+export const XDS_PRIORITY = new AttributeKey<number>('lbtree.xds.priority');
+/** The endpoint's EDS health status (only UNKNOWN and HEALTHY endpoints are passed on). */
+export const XDS_HEALTH_STATUS = new AttributeKey<XdsHealthStatus>('lbtree.xds.health_status');
+
+/**
+ * Names priority children so that they survive updates (A56 "LB Policy Configuration": when localities move
+ * between priorities, the child that held them keeps its name and so its connections). For each priority, in
+ * order: the first of its localities that had a child name in the previous update, and whose name no higher
+ * priority has already taken, lends that name; otherwise the priority gets a new name. New names never reuse
+ * a number, so a name always means the same lineage of localities.
+ */
+export class PriorityChildNamer {
+  private byLocality = new Map<string, string>();
+  private next = 0;
+
+  constructor(readonly prefix = 'priority-0-') {}
+
+  /** One name per priority, given each priority's locality keys. */
+  assign(priorities: readonly (readonly string[])[]): string[] {
+    const names: string[] = [];
+    const taken = new Set<string>();
+    const byLocality = new Map<string, string>();
+    for (const localities of priorities) {
+      let name: string | undefined;
+      for (const key of localities) {
+        const previous = this.byLocality.get(key);
+        if (previous !== undefined && !taken.has(previous)) {
+          name = previous;
+          break;
+        }
+      }
+      name ??= `${this.prefix}${this.next++}`;
+      taken.add(name);
+      names.push(name);
+      for (const key of localities) byLocality.set(key, name);
+    }
+    this.byLocality = byLocality;
+    return names;
+  }
+}
+
+/** A root LoadBalancingConfig and the endpoints to deliver with it. */
+export interface ClusterTree {
+  readonly config: LbConfigList;
+  readonly endpoints: readonly Endpoint[];
+  /** The priority child names, highest priority first. */
+  readonly childNames: readonly string[];
+}
+
+export interface PriorityTreeOptions {
+  /**
+   * A37 "Priority Policy Reresolution Handling": EDS children ignore re-resolution requests (they would only
+   * cause pointless DNS re-resolution elsewhere in an aggregate cluster). Default true.
+   */
+  readonly ignoreReresolutionRequests?: boolean;
+}
+
+/**
+ * Builds successive trees for one cluster, keeping priority child names stable across EDS updates (see
+ * {@link PriorityChildNamer}).
+ *
+ * Each child's config is the cluster's converted LB policy (A52: no special cases per policy). Every endpoint
+ * gets the path `[priority child]` (xds_wrr_locality_experimental adds the locality level itself, from the
+ * LOCALITY attribute), its locality and locality weight, the endpoint weight multiplied by the locality weight
+ * (A42; ratios within a locality are unchanged, so per-locality policies see the same relative weights), its
+ * priority, health status and, when EDS gives one, its hash key (A76).
+ */
+export class PriorityTreeGenerator {
+  private readonly namer: PriorityChildNamer;
+
+  constructor(childNamePrefix?: string) {
+    this.namer = new PriorityChildNamer(childNamePrefix);
+  }
+
+  build(
+    assignment: XdsEndpointResource,
+    lbPolicy: LbConfigList,
+    options: PriorityTreeOptions = {},
+  ): ClusterTree {
+    const ignore = options.ignoreReresolutionRequests ?? true;
+    const names = this.namer.assign(assignment.priorities.map((localities) => localities.map((l) => l.key)));
+    const children: Record<string, { config: LbConfigList; ignoreReresolutionRequests: boolean }> = {};
+    const endpoints: Endpoint[] = [];
+    for (let p = 0; p < names.length; p++) {
+      const child = names[p]!;
+      children[child] = { config: lbPolicy, ignoreReresolutionRequests: ignore };
+      const path: readonly string[] = [child];
+      for (const locality of assignment.priorities[p]!) {
+        const base = Attributes.EMPTY.with(HIERARCHICAL_PATH, path)
+          .with(LOCALITY, locality.key)
+          .with(LOCALITY_WEIGHT, locality.weight)
+          .with(XDS_LOCALITY_NAME, locality.name)
+          .with(XDS_PRIORITY, p);
+        // Endpoints of a locality usually share weight and health, so they share one Attributes object.
+        const shared = new Map<string, Attributes>();
+        for (const e of locality.endpoints) {
+          const weight = e.weight * locality.weight;
+          let attributes: Attributes | undefined;
+          const cacheKey = e.hashKey === undefined ? `${weight}/${e.healthStatus}` : undefined;
+          if (cacheKey !== undefined) attributes = shared.get(cacheKey);
+          if (attributes === undefined) {
+            attributes = base.with(ENDPOINT_WEIGHT, weight).with(XDS_HEALTH_STATUS, e.healthStatus);
+            if (e.hashKey !== undefined) attributes = attributes.with(HASH_KEY, e.hashKey);
+            if (cacheKey !== undefined) shared.set(cacheKey, attributes);
+          }
+          endpoints.push({ addresses: e.addresses, attributes });
+        }
+      }
+    }
+    return {
+      config: [{ priority_experimental: { children, priorities: names } }],
+      endpoints,
+      childNames: names,
+    };
+  }
+}
+
+/** The simulator's plain endpoint form (`lbtree/sim` accepts it as is). */
+export interface PlainXdsEndpoint {
+  readonly addresses: string[];
+  readonly attributes: {
+    readonly path: readonly string[];
+    readonly weight: number;
+    readonly locality: string;
+    readonly localityWeight: number;
+    readonly hashKey?: string;
+  };
+}
+
+/** Endpoints in the simulator's plain form: address strings and the five plain attributes. */
+export function toPlainEndpoints(endpoints: readonly Endpoint[]): PlainXdsEndpoint[] {
+  return endpoints.map((e) => {
+    const a = e.attributes;
+    const hashKey = a.get(HASH_KEY);
+    return {
+      addresses: e.addresses.map((x: Address) => addressKey(x)),
+      attributes: {
+        path: [...(a.get(HIERARCHICAL_PATH) ?? [])],
+        weight: a.get(ENDPOINT_WEIGHT) ?? 1,
+        locality: a.get(LOCALITY) ?? '',
+        localityWeight: a.get(LOCALITY_WEIGHT) ?? 1,
+        ...(hashKey !== undefined ? { hashKey } : {}),
+      },
+    };
+  });
+}
