@@ -18,10 +18,11 @@ import { register } from '../../src/grpc-js/index.js';
 import {
   encodeCluster,
   encodeClusterLoadAssignment,
+  registerPolicy,
   XDS_LOCALITY_NAME,
   XdsClusterTreeGenerator,
 } from '../../src/xds/index.js';
-import { assignment, edsCluster } from './helpers.js';
+import { assignment, customLeastRequest, edsCluster, TYPE } from './helpers.js';
 
 const SCHEME = 'lbtree-xds-test';
 /** The endpoint lists the test resolver serves, by target path. */
@@ -109,5 +110,69 @@ describe('clusterToTree on a real grpc-js channel (A52 tree, A56 priorities, A28
       after.slice(-10).every((n) => n === 'c1'),
       `after failover: ${after.join(' | ')}`,
     );
+  });
+
+  test('A52 walkthrough on real servers: the control plane selects the application’s own policy by TypedStruct', async () => {
+    const [a1, b1, b2] = backends as [Backend, Backend, Backend, Backend];
+    // The previous test took these down.
+    for (const b of [a1, b1, b2]) if (!b.running) await b.start();
+    const port = (b: Backend) => ({ address: '127.0.0.1', port: b.port });
+    // The application registers its policy in the process-wide registry before any channel uses it.
+    const custom = customLeastRequest('myorg.MyCustomLeastRequestPolicy');
+    registerPolicy(custom.factory, { override: true });
+    const cluster = edsCluster({
+      loadBalancingPolicy: {
+        policies: [
+          {
+            typedExtensionConfig: {
+              name: 'wrr',
+              typedConfig: {
+                '@type': TYPE.wrrLocality,
+                endpointPickingPolicy: {
+                  policies: [
+                    {
+                      typedExtensionConfig: {
+                        name: 'custom',
+                        typedConfig: {
+                          '@type': TYPE.xdsTypedStruct,
+                          typeUrl: 'type.googleapis.com/myorg.MyCustomLeastRequestPolicy',
+                          value: { choiceCount: 2 },
+                        },
+                      },
+                    },
+                    { typedExtensionConfig: { name: 'fallback', typedConfig: { '@type': TYPE.roundRobin } } },
+                  ],
+                },
+              },
+            },
+          },
+        ],
+      },
+    });
+    const tree = new XdsClusterTreeGenerator().updateEndpoints(
+      encodeCluster(cluster),
+      encodeClusterLoadAssignment(
+        assignment([
+          { zone: 'a', weight: 1, endpoints: [port(a1)] },
+          { zone: 'b', weight: 1, endpoints: [port(b1), port(b2)] },
+        ]),
+      ),
+    );
+    assert.match(JSON.stringify(tree.config), /myorg\.MyCustomLeastRequestPolicy/);
+    lists.set('walkthrough', tree.endpoints.map(toGrpcJs));
+    const c = newClient(`${SCHEME}:walkthrough`, tree.config as unknown[]);
+    try {
+      const served = new Set<string>();
+      for (let i = 0; i < 60; i++) served.add(await whoami(c, { waitForReady: true }));
+      assert.deepEqual([...served].sort(), ['a1', 'b1', 'b2']);
+      assert.equal(
+        custom.instances,
+        2,
+        'one instance of the custom policy per locality, on the real channel',
+      );
+      assert.deepEqual(custom.configs[0], { choiceCount: 2 });
+    } finally {
+      c.close();
+    }
   });
 });

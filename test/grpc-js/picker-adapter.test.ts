@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { experimental, Metadata } from '@grpc/grpc-js';
+import { FailPicker, type PickArgs, QUEUE, unavailable } from '../../src/core/index.js';
+import { GrpcPickerAdapter } from '../../src/grpc-js/picker-adapter.js';
+
+test('the request hash comes from extraPickInfo.hash, a decimal string from a config selector (A42)', () => {
+  const seen: (bigint | undefined)[] = [];
+  const adapter = new GrpcPickerAdapter({
+    pick(args: PickArgs) {
+      seen.push(args.hash);
+      return QUEUE;
+    },
+  });
+  const metadata = new Metadata();
+  adapter.pick({ metadata, extraPickInfo: { hash: '18446744073709551615' } });
+  adapter.pick({ metadata, extraPickInfo: {} });
+  adapter.pick({ metadata, extraPickInfo: { hash: 'not a number' } });
+  assert.deepEqual(seen, [2n ** 64n - 1n, undefined, undefined]);
+});
+
+test('fail results become TRANSIENT_FAILURE picks carrying the status; queue stays queue', () => {
+  const failing = new GrpcPickerAdapter(new FailPicker(unavailable('failed to connect to all addresses')));
+  const result = failing.pick({ metadata: new Metadata(), extraPickInfo: {} });
+  assert.equal(result.pickResultType, experimental.PickResultType.TRANSIENT_FAILURE);
+  assert.equal(result.status?.code, 14);
+  assert.equal(result.status?.details, 'failed to connect to all addresses');
+  assert.equal(
+    failing.pick({ metadata: new Metadata(), extraPickInfo: {} }),
+    result,
+    'converted once, reused',
+  );
+  const queued = new GrpcPickerAdapter({ pick: () => QUEUE }).pick({
+    metadata: new Metadata(),
+    extraPickInfo: {},
+  });
+  assert.equal(queued.pickResultType, experimental.PickResultType.QUEUE);
+});
