@@ -6,54 +6,14 @@
 import {
   type Address,
   Attributes,
-  addressKey,
-  CONNECTING,
-  type ConnectivityState,
   type Endpoint,
-  type Helper,
-  IDLE,
   NO_CHANNEL_ARGS,
-  OK_STATUS,
   ok,
   type PickArgs,
-  type Picker,
   parseAddress,
-  queuePicker,
-  READY,
   RoundRobin,
-  realClock,
-  type StateListener,
-  type Subchannel,
 } from 'lbtree';
-
-export class BenchSubchannel implements Subchannel {
-  state: ConnectivityState = IDLE;
-  private readonly listeners = new Set<StateListener>();
-  constructor(
-    readonly address: Address,
-    readonly key: string,
-  ) {}
-  get health(): ConnectivityState {
-    return this.state;
-  }
-  transition(state: ConnectivityState): void {
-    if (state === this.state) return;
-    this.state = state;
-    for (const l of this.listeners) l(state, OK_STATUS);
-  }
-  watchConnectivity(listener: StateListener) {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-  watchHealth(listener: StateListener) {
-    return this.watchConnectivity(listener);
-  }
-  requestConnection(): void {
-    if (this.state === IDLE) this.transition(CONNECTING);
-  }
-  resetBackoff(): void {}
-  release(): void {}
-}
+import { BenchChannel } from './bench-channel.js';
 
 export interface LbtreeRoundRobinHarness {
   update(endpoints: readonly (readonly string[])[]): void;
@@ -68,29 +28,8 @@ export interface LbtreeRoundRobinHarness {
 
 export function createLbtreeRoundRobin(): LbtreeRoundRobinHarness {
   const interned = new Map<string, Address>();
-  const pool = new Map<Address, BenchSubchannel>();
-  let state: ConnectivityState = CONNECTING;
-  let picker: Picker = queuePicker;
-  const helper: Helper = {
-    // Pooled by address object, as the grpc-js harness does: the harness interns addresses.
-    createSubchannel(address) {
-      let sub = pool.get(address);
-      if (!sub) {
-        sub = new BenchSubchannel(address, addressKey(address));
-        pool.set(address, sub);
-      }
-      return sub;
-    },
-    updateState(s, _status, p) {
-      state = s;
-      picker = p;
-    },
-    requestReresolution() {},
-    clock: realClock,
-    random: Math.random,
-    trace() {},
-  };
-  const lb = new RoundRobin(helper);
+  const channel = new BenchChannel();
+  const lb = new RoundRobin(channel);
   const pickArgs: PickArgs = { metadata: { get: () => [] } };
   const intern = (text: string): Address => {
     let a = interned.get(text);
@@ -112,18 +51,13 @@ export function createLbtreeRoundRobin(): LbtreeRoundRobinHarness {
     update(endpoints) {
       this.apply(this.prepare(endpoints));
     },
-    makeAllReady() {
-      for (const sub of pool.values()) {
-        sub.requestConnection();
-        sub.transition(READY);
-      }
-    },
-    pick: () => picker.pick(pickArgs),
+    makeAllReady: () => channel.makeAllReady(),
+    pick: () => channel.picker.pick(pickArgs),
     get state() {
-      return state;
+      return channel.state;
     },
     get subchannelsCreated() {
-      return pool.size;
+      return channel.pool.size;
     },
     destroy: () => lb.destroy(),
   };

@@ -23,27 +23,19 @@ import * as grpcJsXdsWeightedTarget from '@grpc/grpc-js-xds/build/src/load-balan
 import {
   type Address,
   Attributes,
-  addressKey,
-  CONNECTING,
-  type ConnectivityState,
   type Endpoint,
-  type Helper,
   HIERARCHICAL_PATH,
   type LoadBalancer,
   NO_CHANNEL_ARGS,
   ok,
   type ParsedLbConfig,
   type PickArgs,
-  type Picker,
   parseAddress,
-  queuePicker,
-  READY,
   Registry,
-  realClock,
   registerAllPolicies,
 } from 'lbtree';
+import { BenchChannel } from './bench-channel.js';
 import { FakeSubchannel } from './grpc-js-harness.js';
-import { BenchSubchannel } from './lbtree-harness.js';
 import { median, ms, printRow, printTableHeader } from './report.js';
 
 const PRIORITIES = 3;
@@ -101,28 +93,8 @@ function createLbtreeTree(): Harness {
     },
   ]);
   const interned = new Map<string, Address>();
-  const pool = new Map<Address, BenchSubchannel>();
-  let state: ConnectivityState = CONNECTING;
-  let picker: Picker = queuePicker;
-  const helper: Helper = {
-    createSubchannel(address) {
-      let sub = pool.get(address);
-      if (!sub) {
-        sub = new BenchSubchannel(address, addressKey(address));
-        pool.set(address, sub);
-      }
-      return sub;
-    },
-    updateState(s, _status, p) {
-      state = s;
-      picker = p;
-    },
-    requestReresolution() {},
-    clock: realClock,
-    random: Math.random,
-    trace() {},
-  };
-  const lb: LoadBalancer = registry.create(parsed, helper);
+  const channel = new BenchChannel();
+  const lb: LoadBalancer = registry.create(parsed, channel);
   const pickArgs: PickArgs = { metadata: { get: () => [] } };
   const intern = (text: string): Address => {
     let a = interned.get(text);
@@ -147,22 +119,11 @@ function createLbtreeTree(): Harness {
         attributes: NO_CHANNEL_ARGS,
       });
     },
-    makeFirstReady() {
-      for (const sub of pool.values()) {
-        if (state === READY) return;
-        sub.requestConnection();
-        sub.transition(READY);
-      }
-    },
-    makeAllReady() {
-      for (const sub of pool.values()) {
-        sub.requestConnection();
-        sub.transition(READY);
-      }
-    },
-    pick: () => picker.pick(pickArgs),
+    makeFirstReady: () => channel.makeFirstReady(),
+    makeAllReady: () => channel.makeAllReady(),
+    pick: () => channel.picker.pick(pickArgs),
     get state() {
-      return state;
+      return channel.state;
     },
     destroy: () => lb.destroy(),
   };

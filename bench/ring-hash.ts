@@ -22,31 +22,23 @@ import { experimental, connectivityState as GrpcState, Metadata } from '@grpc/gr
 import '@grpc/proto-loader';
 import * as grpcJsXdsRingHash from '@grpc/grpc-js-xds/build/src/load-balancer-ring-hash.js';
 import {
-  type Address,
   Attributes,
-  addressKey,
   buildRing,
   type CancelTimer,
   type Clock,
-  CONNECTING,
-  type ConnectivityState,
   type Endpoint,
-  type Helper,
   ok,
   type PickArgs,
-  type Picker,
   parseAddress,
   parseRingHashConfig,
-  queuePicker,
-  READY,
   RING_SIZE_CAP_ARG,
   RingHash,
   xxh64,
   xxh64Into,
 } from 'lbtree';
 import xxhashWasm from 'xxhash-wasm';
+import { BenchChannel } from './bench-channel.js';
 import { FakeSubchannel } from './grpc-js-harness.js';
-import { BenchSubchannel } from './lbtree-harness.js';
 import { median, printRow, printTableHeader } from './report.js';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
@@ -136,30 +128,9 @@ class ManualClock implements Clock {
 }
 
 function createLbtree(ringSize: number, hashes: readonly bigint[]): Harness {
-  const pool = new Map<string, BenchSubchannel>();
   const clock = new ManualClock();
-  let state: ConnectivityState = CONNECTING;
-  let picker: Picker = queuePicker;
-  const helper: Helper = {
-    createSubchannel(address: Address) {
-      const key = addressKey(address);
-      let sub = pool.get(key);
-      if (!sub) {
-        sub = new BenchSubchannel(address, key);
-        pool.set(key, sub);
-      }
-      return sub;
-    },
-    updateState(s, _status, p) {
-      state = s;
-      picker = p;
-    },
-    requestReresolution() {},
-    clock,
-    random: Math.random,
-    trace() {},
-  };
-  const lb = new RingHash(helper);
+  const channel = new BenchChannel(clock);
+  const lb = new RingHash(channel);
   const config = parseRingHashConfig({ minRingSize: ringSize, maxRingSize: ringSize }, '$');
   const attributes = { [RING_SIZE_CAP_ARG]: ringSize };
   const metadata = { get: () => [] };
@@ -171,19 +142,16 @@ function createLbtree(ringSize: number, hashes: readonly bigint[]): Harness {
       lb.update({ endpoints: ok(prepared as Endpoint[]), config, attributes });
     },
     connectAll(list) {
-      for (const a of list) picker.pick({ metadata, hash: xxh64(`${a}_0`) });
+      for (const a of list) channel.picker.pick({ metadata, hash: xxh64(`${a}_0`) });
       clock.runAll();
-      for (const sub of pool.values()) {
-        sub.requestConnection();
-        sub.transition(READY);
-      }
+      channel.makeAllReady();
       clock.runAll();
     },
     get state() {
-      return state;
+      return channel.state;
     },
     pickMany(count) {
-      const p = picker;
+      const p = channel.picker;
       let completed = 0;
       for (let i = 0; i < count; i++)
         if (p.pick(args[i & (PICK_HASHES - 1)]!).type === 'complete') completed++;
