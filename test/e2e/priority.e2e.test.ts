@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { ServiceError } from '@grpc/grpc-js';
+import { PRIORITY_FAILOVER_TREE } from '../../src/cli/demo/scenarios/priority-failover.js';
 import {
   type Backend,
   type BackendClientType,
@@ -10,29 +11,6 @@ import {
   whoami,
 } from '../../src/cli/loopback-backends.js';
 import { register } from '../../src/grpc-js/index.js';
-
-/** priority → weighted_target → round_robin, one locality per priority (A56 over A28 over A61). */
-const TREE = [
-  {
-    priority_experimental: {
-      priorities: ['p0', 'p1'],
-      children: Object.fromEntries(
-        ['p0', 'p1'].map((p) => [
-          p,
-          {
-            config: [
-              {
-                weighted_target_experimental: {
-                  targets: { zone: { weight: 1, childPolicy: [{ round_robin: {} }] } },
-                },
-              },
-            ],
-          },
-        ]),
-      ),
-    },
-  },
-];
 
 const target = (p0: readonly { address: string }[], p1: readonly { address: string }[]) =>
   `endpoints:${[...p0.map((b) => `p0/zone=${b.address}`), ...p1.map((b) => `p1/zone=${b.address}`)].join(';')}`;
@@ -74,7 +52,7 @@ describe('priority failover on a real grpc-js channel (A56 "Failover")', () => {
   });
 
   test('traffic stays on priority 0, moves to priority 1 when it goes away, and returns when it is back', async () => {
-    const c = newClient(target(p0, p1), TREE);
+    const c = newClient(target(p0, p1), PRIORITY_FAILOVER_TREE);
     clients.push(c);
     const failures: ServiceError[] = [];
     const first = await collect(c, 40, failures);
@@ -105,7 +83,9 @@ describe('priority failover on a real grpc-js channel (A56 "Failover")', () => {
   test('priority 0 hangs (accepts TCP, never answers): traffic moves to priority 1 after the failover timeout', async (t) => {
     const holes = await Promise.all([new Blackhole().start(), new Blackhole().start()]);
     try {
-      const c = newClient(target(holes, p1), TREE, { 'grpc.priority_failover_timeout_ms': 400 });
+      const c = newClient(target(holes, p1), PRIORITY_FAILOVER_TREE, {
+        'grpc.priority_failover_timeout_ms': 400,
+      });
       clients.push(c);
       const started = Date.now();
       const name = await whoami(c, { waitForReady: true, deadlineMs: 5000 });

@@ -3,8 +3,11 @@ import { LoadGenerator } from '../load-generator.js';
 import type { Scenario } from '../scenario.js';
 import { describePhase, type Phase, playStage } from '../stage.js';
 
-/** priority → weighted_target → round_robin, one zone per priority (A56 over A28 over A61). */
-const TREE = [
+/**
+ * priority → weighted_target → round_robin, one zone per priority (A56 over A28 over A61); endpoints carry
+ * the paths `p0/zone` and `p1/zone`. Shared with the end-to-end failover test.
+ */
+export const PRIORITY_FAILOVER_TREE = [
   {
     priority_experimental: {
       priorities: ['p0', 'p1'],
@@ -38,7 +41,7 @@ export const priorityFailoverScenario: Scenario = {
     const p1 = await startBackends(['p1-west-a', 'p1-west-b']);
     const all: Backend[] = [...p0, ...p1];
     const target = `endpoints:${[...p0.map((b) => `p0/zone=${b.address}`), ...p1.map((b) => `p1/zone=${b.address}`)].join(';')}`;
-    const client = newClient(target, TREE);
+    const client = newClient(target, PRIORITY_FAILOVER_TREE);
     const load = new LoadGenerator(client);
     try {
       load.start();
