@@ -27,8 +27,9 @@ class AdaptedPickArgs implements PickArgs {
 }
 
 /**
- * Presents an lbtree picker to grpc-js. Fail and drop results are converted once per result object and
- * cached; complete results without call hooks reuse the handle's prebuilt result, so picks do not allocate.
+ * Presents an lbtree picker to grpc-js. Fail, drop and hook-carrying results are converted once per result
+ * object and cached; complete results without call hooks reuse the handle's prebuilt result, so picks do not
+ * allocate.
  */
 export class GrpcPickerAdapter implements experimental.Picker {
   private readonly args = new AdaptedPickArgs();
@@ -45,7 +46,13 @@ export class GrpcPickerAdapter implements experimental.Picker {
       const handle = result.subchannel as GrpcSubchannelHandle;
       if (result.onCallStarted === undefined && result.onCallEnded === undefined)
         return handle.completeResult;
-      return withHooks(handle, result.onCallStarted, result.onCallEnded);
+      // Results with call hooks (least_request's counters) are stable per endpoint: convert each once.
+      let hooked = this.converted.get(result);
+      if (!hooked) {
+        hooked = withHooks(handle, result.onCallStarted, result.onCallEnded);
+        this.converted.set(result, hooked);
+      }
+      return hooked;
     }
     if (result.type === 'queue') return QUEUE_RESULT;
     let converted = this.converted.get(result);

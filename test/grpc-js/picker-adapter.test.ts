@@ -36,3 +36,26 @@ test('fail results become TRANSIENT_FAILURE picks carrying the status; queue sta
   });
   assert.equal(queued.pickResultType, experimental.PickResultType.QUEUE);
 });
+
+test('call hooks reach grpc-js (least_request counters), converted once per result', () => {
+  const events: string[] = [];
+  const subchannel = { grpc: { id: 'grpc-subchannel' } };
+  const result = Object.freeze({
+    type: 'complete' as const,
+    subchannel: subchannel as never,
+    onCallStarted: () => events.push('started'),
+    onCallEnded: (s: { code: number; details: string }) => events.push(`ended ${s.code} ${s.details}`),
+  });
+  const adapter = new GrpcPickerAdapter({ pick: () => result });
+  const first = adapter.pick({ metadata: new Metadata(), extraPickInfo: {} });
+  assert.equal(first.pickResultType, experimental.PickResultType.COMPLETE);
+  assert.equal(first.subchannel, subchannel.grpc as never);
+  first.onCallStarted?.();
+  first.onCallEnded?.(0, 'OK', new Metadata());
+  assert.deepEqual(events, ['started', 'ended 0 OK']);
+  assert.equal(
+    adapter.pick({ metadata: new Metadata(), extraPickInfo: {} }),
+    first,
+    'no allocation per pick',
+  );
+});
