@@ -17,6 +17,7 @@ import {
   TRANSIENT_FAILURE,
 } from '../../core/index.js';
 import { ChildPolicy } from '../child-policy.js';
+import { RetentionTimer } from '../retention-timer.js';
 import type { PriorityChildConfig } from './config.js';
 
 /** What a child needs from the priority policy that owns it. */
@@ -39,7 +40,7 @@ export class PriorityChild {
   private ignoreReresolutionRequests = false;
   private seenReadyOrIdleSinceTransientFailure = false;
   private failoverTimer: CancelTimer | null = null;
-  private retentionTimer: CancelTimer | null = null;
+  private readonly retention: RetentionTimer;
   private destroyed = false;
   /** Whether the child has had its first update (its policy instance exists). */
   private updated = false;
@@ -61,6 +62,7 @@ export class PriorityChild {
       },
     });
     this.policy = new ChildPolicy(helper, registry);
+    this.retention = new RetentionTimer(parent.clock, () => owner.onRetentionExpired(this));
     // A56: the failover timer starts when the child is created.
     this.startFailoverTimer();
   }
@@ -70,7 +72,7 @@ export class PriorityChild {
   }
 
   get deactivated(): boolean {
-    return this.retentionTimer !== null;
+    return this.retention.running;
   }
 
   update(
@@ -94,19 +96,12 @@ export class PriorityChild {
 
   /** The retention timer of A56 "Child Lifetime Management"; a child already deactivated keeps its timer. */
   deactivate(retentionMs: number): void {
-    if (this.retentionTimer !== null || this.destroyed) return;
+    if (this.destroyed || !this.retention.start(retentionMs)) return;
     this.helper.trace(() => `priority: deactivating child ${this.name} for ${retentionMs} ms`);
-    this.retentionTimer = this.helper.clock.setTimer(retentionMs, () => {
-      this.retentionTimer = null;
-      this.owner.onRetentionExpired(this);
-    });
   }
 
   maybeReactivate(): void {
-    if (this.retentionTimer === null) return;
-    this.helper.trace(() => `priority: reactivating child ${this.name}`);
-    this.retentionTimer();
-    this.retentionTimer = null;
+    if (this.retention.stop()) this.helper.trace(() => `priority: reactivating child ${this.name}`);
   }
 
   exitIdle(): void {
@@ -120,8 +115,7 @@ export class PriorityChild {
   destroy(): void {
     this.destroyed = true;
     this.cancelFailoverTimer();
-    this.retentionTimer?.();
-    this.retentionTimer = null;
+    this.retention.stop();
     this.policy.destroy();
   }
 

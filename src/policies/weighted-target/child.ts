@@ -1,5 +1,4 @@
 import {
-  type CancelTimer,
   type ChannelArgs,
   CONNECTING,
   type ConnectivityState,
@@ -14,6 +13,7 @@ import {
   type StatusOr,
 } from '../../core/index.js';
 import { ChildPolicy } from '../child-policy.js';
+import { RetentionTimer } from '../retention-timer.js';
 import type { WeightedTargetChildConfig } from './config.js';
 
 export interface WeightedTargetChildOwner {
@@ -29,7 +29,7 @@ export class WeightedTargetChild {
   status: Status = OK_STATUS;
   picker: Picker = queuePicker;
   weight = 1;
-  private retentionTimer: CancelTimer | null = null;
+  private readonly retention: RetentionTimer;
   private destroyed = false;
   private readonly policy: ChildPolicy;
 
@@ -46,11 +46,12 @@ export class WeightedTargetChild {
       },
     });
     this.policy = new ChildPolicy(helper, registry);
+    this.retention = new RetentionTimer(parent.clock, () => owner.onRetentionExpired(this));
   }
 
   /** A removed target waiting out its retention interval: kept for reuse, never picked. */
   get deactivated(): boolean {
-    return this.retentionTimer !== null;
+    return this.retention.running;
   }
 
   update(
@@ -70,17 +71,12 @@ export class WeightedTargetChild {
   }
 
   deactivate(retentionMs: number): void {
-    if (this.retentionTimer !== null || this.destroyed) return;
+    if (this.destroyed || !this.retention.start(retentionMs)) return;
     this.parent.trace(() => `weighted_target: retaining removed target ${this.name} for ${retentionMs} ms`);
-    this.retentionTimer = this.parent.clock.setTimer(retentionMs, () => {
-      this.retentionTimer = null;
-      this.owner.onRetentionExpired(this);
-    });
   }
 
   reactivate(): void {
-    this.retentionTimer?.();
-    this.retentionTimer = null;
+    this.retention.stop();
   }
 
   exitIdle(): void {
