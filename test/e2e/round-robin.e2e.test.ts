@@ -9,14 +9,9 @@ import {
   whoami,
 } from '../../src/cli/loopback-backends.js';
 import { register } from '../../src/grpc-js/index.js';
+import { tally } from '../support/sim-picks.js';
 
 const RR = [{ lbtree_round_robin: {} }];
-
-function tally(names: string[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const n of names) out[n] = (out[n] ?? 0) + 1;
-  return out;
-}
 
 describe('round_robin on a real grpc-js channel (A61 petiole over real subchannels)', () => {
   let backends: Backend[];

@@ -16,6 +16,8 @@ import {
   parseLeastRequestConfig,
 } from '../../src/policies/index.js';
 import { Simulation, type SubchannelHandle } from '../../src/sim/index.js';
+import { connectAll, picks, tally } from '../support/sim-picks.js';
+import { CHI2_999, chiSquare } from '../support/stats.js';
 
 const A = '10.0.0.1:80';
 const B = '10.0.0.2:80';
@@ -32,27 +34,9 @@ function readySim(
   config: unknown[] = lr(),
   options: ConstructorParameters<typeof Simulation>[0] = {},
 ): Simulation {
-  const sim = new Simulation(options);
-  for (const k of keys) sim.script(k, { connectAfterMs: 1 });
-  sim.update(keys, config);
-  sim.advance(1);
+  const sim = connectAll(new Simulation(options), keys, config);
   assert.equal(sim.state, 'READY');
   return sim;
-}
-
-function picks(sim: Simulation, n: number): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const p = sim.pick();
-    out.push(p.type === 'complete' ? p.address : p.type);
-  }
-  return out;
-}
-
-function tally(seq: string[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const x of seq) counts[x] = (counts[x] ?? 0) + 1;
-  return counts;
 }
 
 /** The raw result of one pick on the channel's current picker (hooks included), with the address picked. */
@@ -87,17 +71,6 @@ function hold(result: CompletePick, n = 1): () => void {
     for (let i = 0; i < n; i++) result.onCallEnded!(OK_STATUS);
   };
 }
-
-/** Chi-square statistic of observed counts against expected probabilities. */
-function chiSquare(counts: number[], probabilities: number[]): number {
-  const n = counts.reduce((a, b) => a + b, 0);
-  return counts.reduce((sum, c, i) => {
-    const expected = n * probabilities[i]!;
-    return sum + (c - expected) ** 2 / expected;
-  }, 0);
-}
-/** 0.999 quantiles of the chi-square distribution, by degrees of freedom. */
-const CHI2_999 = [Number.NaN, 10.83, 13.82, 16.27, 18.47, 20.52, 22.46, 24.32, 26.12, 27.88];
 
 /**
  * With n endpoints whose loads are all different, ordered by load, the pick is the least loaded of the

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, unavailable } from '../../src/core/index.js';
 import { Simulation } from '../../src/sim/index.js';
+import { connectAll, picks } from '../support/sim-picks.js';
 
 const RR = [{ round_robin: {} }];
 const A = '10.0.0.1:80';
@@ -10,20 +11,7 @@ const C = '10.0.0.3:80';
 
 /** A sim whose given backends all connect after 1 ms, updated with them and advanced until connected. */
 function readySim(keys: string[], options: ConstructorParameters<typeof Simulation>[0] = {}): Simulation {
-  const sim = new Simulation(options);
-  for (const k of keys) sim.script(k, { connectAfterMs: 1 });
-  sim.update(keys, RR);
-  sim.advance(1);
-  return sim;
-}
-
-function picks(sim: Simulation, n: number): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const p = sim.pick();
-    out.push(p.type === 'complete' ? p.address : p.type);
-  }
-  return out;
+  return connectAll(new Simulation(options), keys, RR);
 }
 
 describe('round_robin children (A61 "Petiole policies", "Endpoint list updates")', () => {

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { ConfigError, type ConnectivityState, type Picker, queuePicker } from '../../src/core/index.js';
 import { WeightedPicker } from '../../src/policies/index.js';
 import { Simulation } from '../../src/sim/index.js';
+import { chiSquare } from '../support/stats.js';
 import { type PuppetConfig, pickedPuppet, puppet, puppetWorld } from './puppet-policy.js';
 
 type Target = { weight: unknown; childPolicy?: unknown; child_policy?: unknown };
@@ -197,16 +198,6 @@ describe('weighted_target state (A28: "the aggregated state of all child policie
 });
 
 describe('weighted_target picks (A28: "The WRR algorithm will be random based")', () => {
-  /** Chi-square statistic of observed counts against expected proportions. */
-  function chiSquare(counts: number[], weights: number[]): number {
-    const n = counts.reduce((a, b) => a + b, 0);
-    const total = weights.reduce((a, b) => a + b, 0);
-    return counts.reduce((sum, c, i) => {
-      const expected = (n * weights[i]!) / total;
-      return sum + (c - expected) ** 2 / expected;
-    }, 0);
-  }
-
   test('READY children are picked in proportion to their weights (chi-square, seeded RNG)', () => {
     const weights = [1, 2, 3, 4];
     const keys = ['10.0.0.1:80', '10.0.0.2:80', '10.0.0.3:80', '10.0.0.4:80'];

@@ -19,6 +19,7 @@ import {
   wrrLocalityFactory,
 } from '../../src/policies/index.js';
 import { type PlainEndpoint, Simulation } from '../../src/sim/index.js';
+import { chiSquare } from '../support/stats.js';
 
 const RR = [{ round_robin: {} }];
 
@@ -109,16 +110,6 @@ function countPicks(sim: Simulation, n: number): Map<string, number> {
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return counts;
-}
-
-/** Chi-square statistic of observed counts against expected proportions. */
-function chiSquare(counts: number[], weights: number[]): number {
-  const n = counts.reduce((a, b) => a + b, 0);
-  const total = weights.reduce((a, b) => a + b, 0);
-  return counts.reduce((sum, c, i) => {
-    const expected = (n * weights[i]!) / total;
-    return sum + (c - expected) ** 2 / expected;
-  }, 0);
 }
 
 describe('xds_wrr_locality config (A52 "xDS WRR Locality Load Balancer")', () => {
