@@ -12,7 +12,9 @@ import {
   type Helper,
   IDLE,
   OK_STATUS,
+  type PickArgs,
   type Picker,
+  parseAddress,
   queuePicker,
   READY,
   realClock,
@@ -51,6 +53,9 @@ export class BenchSubchannel implements Subchannel {
 
 export class BenchChannel implements Helper {
   readonly pool = new Map<string, BenchSubchannel>();
+  /** Pick arguments with no metadata and no hash, shared by every pick. */
+  readonly pickArgs: PickArgs = { metadata: { get: () => [] } };
+  private readonly interned = new Map<string, Address>();
   state: ConnectivityState = CONNECTING;
   picker: Picker = queuePicker;
 
@@ -74,6 +79,16 @@ export class BenchChannel implements Helper {
     return Math.random();
   }
   trace(): void {}
+
+  /** One Address object per text, as a resolver re-delivering a list keeps them (grpc-js harness alike). */
+  intern(text: string): Address {
+    let a = this.interned.get(text);
+    if (!a) {
+      a = parseAddress(text);
+      this.interned.set(text, a);
+    }
+    return a;
+  }
 
   /** Every subchannel created so far connects (CONNECTING, then READY), as a healthy backend would. */
   makeAllReady(): void {

@@ -3,16 +3,7 @@
  * the two are measured doing the same work: a root policy under a do-nothing channel, one pick_first child
  * per endpoint, subchannels pooled by address and never torn down.
  */
-import {
-  type Address,
-  Attributes,
-  type Endpoint,
-  NO_CHANNEL_ARGS,
-  ok,
-  type PickArgs,
-  parseAddress,
-  RoundRobin,
-} from 'lbtree';
+import { type Address, Attributes, type Endpoint, NO_CHANNEL_ARGS, ok, RoundRobin } from 'lbtree';
 import { BenchChannel } from './bench-channel.js';
 
 export interface LbtreeRoundRobinHarness {
@@ -27,18 +18,10 @@ export interface LbtreeRoundRobinHarness {
 }
 
 export function createLbtreeRoundRobin(): LbtreeRoundRobinHarness {
-  const interned = new Map<string, Address>();
   const channel = new BenchChannel();
   const lb = new RoundRobin(channel);
-  const pickArgs: PickArgs = { metadata: { get: () => [] } };
-  const intern = (text: string): Address => {
-    let a = interned.get(text);
-    if (!a) {
-      a = parseAddress(text);
-      interned.set(text, a);
-    }
-    return a;
-  };
+  const pickArgs = channel.pickArgs;
+  const intern = (text: string): Address => channel.intern(text);
   return {
     prepare(endpoints) {
       return endpoints.map(

@@ -29,8 +29,6 @@ import {
   NO_CHANNEL_ARGS,
   ok,
   type ParsedLbConfig,
-  type PickArgs,
-  parseAddress,
   Registry,
   registerAllPolicies,
 } from 'lbtree';
@@ -92,18 +90,10 @@ function createLbtreeTree(): Harness {
       },
     },
   ]);
-  const interned = new Map<string, Address>();
   const channel = new BenchChannel();
   const lb: LoadBalancer = registry.create(parsed, channel);
-  const pickArgs: PickArgs = { metadata: { get: () => [] } };
-  const intern = (text: string): Address => {
-    let a = interned.get(text);
-    if (!a) {
-      a = parseAddress(text);
-      interned.set(text, a);
-    }
-    return a;
-  };
+  const pickArgs = channel.pickArgs;
+  const intern = (text: string): Address => channel.intern(text);
   return {
     prepare: (endpoints) =>
       endpoints.map(
@@ -229,6 +219,21 @@ function heapUsed(): number {
   return process.memoryUsage().heapUsed;
 }
 
+/**
+ * Heap held by one tree after its first READY picker. In a function of its own, so that no stack slot of the
+ * caller still holds the previous run's tree when the baseline is read (that made readings negative).
+ */
+function retainedMB(create: () => Harness, endpoints: Parameters<Harness['prepare']>[0]): number {
+  const h = create();
+  const list = h.prepare(endpoints);
+  const before = heapUsed();
+  h.apply(list);
+  h.makeFirstReady();
+  const mb = (heapUsed() - before) / 2 ** 20;
+  h.destroy();
+  return mb;
+}
+
 interface Figures {
   firstReadyMs: number;
   againMs: number;
@@ -262,15 +267,7 @@ function measure(create: () => Harness, n: number, withPicks: boolean): Figures 
   }
   // Memory, in runs of its own: the heap the tree holds after its first READY picker, after full GCs.
   const heap: number[] = [];
-  for (let r = 0; r < 3; r++) {
-    const h = create();
-    const list = h.prepare(endpoints);
-    const before = heapUsed();
-    h.apply(list);
-    h.makeFirstReady();
-    heap.push((heapUsed() - before) / 2 ** 20);
-    h.destroy();
-  }
+  for (let r = 0; r < 3; r++) heap.push(retainedMB(create, endpoints));
   let nsPerPick = Number.NaN;
   if (withPicks) {
     const h = create();
