@@ -211,6 +211,24 @@ describe('pick_first sticky TRANSIENT_FAILURE (A62 "Use sticky-TF by default", A
     assert.equal(sim.subchannel('10.0.0.2:80').released, true);
   });
 
+  test("resetBackoff() cuts a failing address's backoff short, so it is retried at once", () => {
+    const sim = new Simulation({ backoffMs: 60_000 });
+    sim.script('10.0.0.1:80', { failAfterMs: 10 });
+    sim.update(['10.0.0.1:80'], PF);
+    sim.advance(10);
+    assert.equal(sim.subchannel('10.0.0.1:80').state, 'TRANSIENT_FAILURE');
+    assert.equal(requested(sim, '10.0.0.1:80'), 1);
+    sim.script('10.0.0.1:80', { connectAfterMs: 5 });
+    sim.resetBackoff();
+    assert.equal(
+      requested(sim, '10.0.0.1:80'),
+      2,
+      'IDLE after the reset: pick_first asks again (A62 sticky TF)',
+    );
+    sim.advance(5);
+    assert.equal(sim.state, 'READY');
+  });
+
   test('a new address list does not leave TF until something is READY', () => {
     const sim = new Simulation();
     sim.script('10.0.0.1:80', { failAfterMs: 10 });
