@@ -95,7 +95,9 @@ for (let round = 1; round <= runs; round++) {
       c.fail++;
       const log = join(logDir, `${file.replaceAll('/', '_')}.round-${round}.log`);
       writeFileSync(log, output);
-      console.log(`round ${round}/${runs}  FAIL  ${file}  ${ms} ms  (exit ${code}${signal ? ` ${signal}` : ''}; ${log})`);
+      console.log(
+        `round ${round}/${runs}  FAIL  ${file}  ${ms} ms  (exit ${code}${signal ? ` ${signal}` : ''}; ${log})`,
+      );
     }
   }
 }
