@@ -43,6 +43,7 @@ if (files.length === 0) usage('no end-to-end test file matched');
 function run(command, argv, options = {}) {
   return new Promise((resolve) => {
     const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+    current = child;
     let output = '';
     child.stdout.on('data', (d) => {
       output += d;
@@ -50,7 +51,7 @@ function run(command, argv, options = {}) {
     child.stderr.on('data', (d) => {
       output += d;
     });
-    child.on('close', (code, signal) => resolve({ code: code ?? 1, signal, output, child }));
+    child.on('close', (code, signal) => resolve({ code: code ?? 1, signal, output }));
   });
 }
 
@@ -68,7 +69,24 @@ function startLoad() {
     startLoad();
   });
 }
+function stopLoad() {
+  soaking = false;
+  if (!loadChild) return;
+  try {
+    process.kill(-loadChild.pid, 'SIGTERM');
+  } catch {
+    // It ended on its own between the check and the kill.
+  }
+}
 if (load) startLoad();
+// Interrupted: end the load and the running test file too, not only this process.
+let current = null;
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.on(signal, () => {
+    stopLoad();
+    current?.kill('SIGTERM');
+    process.exit(130);
+  });
 
 const logDir = mkdtempSync(join(tmpdir(), 'lbtree-soak-'));
 const counts = new Map(files.map((f) => [f, { pass: 0, fail: 0, slowestMs: 0 }]));
@@ -101,14 +119,7 @@ for (let round = 1; round <= runs; round++) {
     }
   }
 }
-soaking = false;
-if (loadChild) {
-  try {
-    process.kill(-loadChild.pid, 'SIGTERM');
-  } catch {
-    // It ended on its own between the check and the kill.
-  }
-}
+stopLoad();
 
 console.log('');
 const width = Math.max(...files.map((f) => f.length));
