@@ -7,6 +7,7 @@ export * from './config-depth.js';
 export * from './config-error.js';
 export * from './config-reader.js';
 export * from './connectivity-state.js';
+export * from './duration.js';
 export * from './endpoint.js';
 export * from './endpoint-attributes.js';
 export * from './hierarchical-path.js';
