@@ -89,6 +89,9 @@ describe('grpc-js-xds-shaped configs through grpc-js parseLoadBalancingConfig', 
       );
     }
     assert.ok(!names.includes('pick_first') && !names.includes('round_robin'), 'grpc-js keeps its built-ins');
+    // grpc-js-xds's cds puts grpc-js's outlier_detection above its own xds_cluster_impl: lbtree's
+    // outlier_detection_experimental must not take that name.
+    assert.ok(names.includes('outlier_detection_experimental') && !names.includes('outlier_detection'));
   });
 
   test('the legacy ROUND_ROBIN cluster tree (cds → priority → xds_wrr_locality → round_robin) parses as lbtree’s', () => {
