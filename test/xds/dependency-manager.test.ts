@@ -101,10 +101,10 @@ describe('XdsDependencyManager (A74 "Changes in xds Resolver")', () => {
     assert.equal(h.updates.length, 1);
     const entry = h.last.clusters.get('c1');
     assert.ok(entry?.ok && entry.value.children.kind === 'endpoints');
-    assert.equal(
-      entry.value.children.endpoints?.priorities[0]?.[0]?.endpoints[0]?.addresses[0]?.host,
-      '10.0.0.1',
-    );
+    assert.deepEqual(entry.value.children.endpoints?.priorities[0]?.[0]?.endpoints[0]?.addresses[0], {
+      host: '10.0.0.1',
+      port: 80,
+    });
     assert.equal(h.last.virtualHost.name, 'vh');
   });
 
