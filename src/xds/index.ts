@@ -114,3 +114,4 @@ export function convertLoadBalancingPolicy(bytes: Uint8Array, options: ClusterOp
 export function clusterLbConfig(bytes: Uint8Array, options: ClusterOptions = {}): LbConfigList {
   return clusterLbPolicyConfig(decodeCluster(bytes), options);
 }
+export * from './client/index.js';

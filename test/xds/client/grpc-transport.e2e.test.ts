@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
-import { ADS_METHOD, grpcXdsTransportFactory } from '../../../src/grpc-js/xds-transport.js';
+import { leaseXdsClient } from '../../../src/grpc-js/xds-client-pool.js';
+import { ADS_METHOD, grpcXdsTransportFactory, xdsClientTrace } from '../../../src/grpc-js/xds-transport.js';
 import { parseBootstrap } from '../../../src/xds/client/bootstrap.js';
 import { XdsClient } from '../../../src/xds/client/xds-client.js';
 import {
@@ -129,5 +130,44 @@ describe('the grpc-js ADS transport on loopback (A27 ADS v3, A57 stream restarts
     ads.respond('v3', [thing(WHOLE, 'a', 3)]);
     await until('the watcher to hear a=3', () => watcher.events.includes('changed a=3'));
     assert.equal(client.dump().resources[0]!.status, 'ACKED');
+  });
+});
+
+describe('the shared xDS client of a bootstrap (A27: one XdsClient per process)', () => {
+  test('leases of one bootstrap share a client, which closes with the last release', () => {
+    const bootstrap = { xds_servers: [{ server_uri: '127.0.0.1:1', channel_creds: [{ type: 'insecure' }] }] };
+    const first = leaseXdsClient(bootstrap);
+    const second = leaseXdsClient(JSON.parse(JSON.stringify(bootstrap)));
+    const other = leaseXdsClient({ ...bootstrap, node: { id: 'other' } });
+    assert.equal(first.client, second.client);
+    assert.notEqual(first.client, other.client);
+    first.release();
+    first.release();
+    assert.equal(second.client.dump().stream, 'idle');
+    second.release();
+    other.release();
+    assert.equal(second.client.dump().stream, 'closed');
+    assert.notEqual(
+      leaseXdsClient(bootstrap).client,
+      first.client,
+      'a new lease after the last release makes a new client',
+    );
+  });
+
+  test('GRPC_TRACE=xds_client, lbtree or all turns the trace on', () => {
+    const lines: string[] = [];
+    const built = (env: NodeJS.ProcessEnv) => {
+      lines.length = 0;
+      xdsClientTrace(env)(() => {
+        lines.push('built');
+        return 'x';
+      });
+      return lines.length === 1;
+    };
+    assert.equal(built({}), false);
+    assert.equal(built({ GRPC_TRACE: 'channel' }), false);
+    assert.equal(built({ GRPC_TRACE: 'channel,xds_client' }), true);
+    assert.equal(built({ GRPC_TRACE: 'lbtree' }), true);
+    assert.equal(built({ GRPC_TRACE: 'all' }), true);
   });
 });
