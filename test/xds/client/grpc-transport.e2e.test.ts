@@ -147,11 +147,9 @@ describe('the shared xDS client of a bootstrap (A27: one XdsClient per process)'
     second.release();
     other.release();
     assert.equal(second.client.dump().stream, 'closed');
-    assert.notEqual(
-      leaseXdsClient(bootstrap).client,
-      first.client,
-      'a new lease after the last release makes a new client',
-    );
+    const again = leaseXdsClient(bootstrap);
+    assert.notEqual(again.client, first.client, 'a new lease after the last release makes a new client');
+    again.release();
   });
 
   test('GRPC_TRACE=xds_client, lbtree or all turns the trace on', () => {
