@@ -23,6 +23,9 @@ export type BackendClientType = InstanceType<typeof BackendClient>;
 /** One real grpc-js server. `stop()` kills it (open connections too); `start()` brings it back on its port. */
 export class Backend {
   served = 0;
+  /** When above 0, every `failEvery`-th call fails with INTERNAL (a backend erroring, for outlier detection). */
+  failEvery = 0;
+  failed = 0;
   private server: grpc.Server | null = null;
   port = 0;
 
@@ -44,6 +47,11 @@ export class Backend {
     const server = new grpc.Server();
     server.addService(WHOAMI_SERVICE, {
       whoami: (_call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+        if (this.failEvery > 0 && (this.served + this.failed + 1) % this.failEvery === 0) {
+          this.failed++;
+          callback({ code: grpc.status.INTERNAL, details: `${this.name} is failing` });
+          return;
+        }
         this.served++;
         callback(null, Buffer.from(this.name));
       },

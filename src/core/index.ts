@@ -6,6 +6,7 @@ export * from './clock.js';
 export * from './config-error.js';
 export * from './config-reader.js';
 export * from './connectivity-state.js';
+export * from './duration.js';
 export * from './endpoint.js';
 export * from './endpoint-attributes.js';
 export * from './hierarchical-path.js';

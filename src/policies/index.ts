@@ -1,5 +1,6 @@
 import type { Registry } from '../core/index.js';
 import { leastRequestFactory } from './least-request.js';
+import { outlierDetectionFactory } from './outlier-detection/index.js';
 import { pickFirstFactory } from './pick-first/index.js';
 import { priorityFactory } from './priority/index.js';
 import { ringHashFactory } from './ring-hash/index.js';
@@ -11,6 +12,7 @@ export * from './child-policy.js';
 export * from './default-registry.js';
 export * from './endpoint-list.js';
 export * from './least-request.js';
+export * from './outlier-detection/index.js';
 export * from './petiole.js';
 export * from './pick-first/index.js';
 export * from './priority/index.js';
@@ -28,6 +30,7 @@ export const ALL_POLICIES = [
   ringHashFactory,
   leastRequestFactory,
   wrrLocalityFactory,
+  outlierDetectionFactory,
 ] as const;
 
 export function registerAllPolicies(registry: Registry, options: { override?: boolean } = {}): Registry {

@@ -1,0 +1,162 @@
+import {
+  type Address,
+  type CompletePick,
+  type ConnectivityState,
+  OK_STATUS,
+  READY,
+  type StateListener,
+  type Status,
+  type Subchannel,
+  TRANSIENT_FAILURE,
+  type Unwatch,
+  unavailable,
+} from '../../core/index.js';
+
+/** Where an ejectable subchannel reports the calls made on it. */
+export interface CallRecorder {
+  recordCall(addressKey: string, status: Status): void;
+  released(subchannel: EjectableSubchannel): void;
+}
+
+/**
+ * A child's subchannel as outlier detection hands it out. A61 "Outlier Detection": ejection is reported
+ * through the generic health watch (the endpoint's pick_first sees TRANSIENT_FAILURE health) while the raw
+ * connectivity state, and so the connection, is left alone for when the endpoint is un-ejected.
+ */
+export class EjectableSubchannel implements Subchannel {
+  private ejected = false;
+  private readonly healthListeners = new Set<StateListener>();
+  private unwatchInner: Unwatch | null = null;
+  private innerHealth: ConnectivityState;
+  private innerHealthStatus: Status = OK_STATUS;
+  /** What the health listeners last heard, so they hear only changes. */
+  private deliveredState: ConnectivityState;
+  private deliveredStatus: Status = OK_STATUS;
+  private readonly ejectedStatus: Status;
+  /** The child's complete result this subchannel's pick result was built from, and that result. */
+  private base: CompletePick | null = null;
+  private baseCounted = false;
+  private result: CompletePick | null = null;
+
+  constructor(
+    readonly inner: Subchannel,
+    private readonly recorder: CallRecorder,
+  ) {
+    this.innerHealth = inner.health;
+    this.deliveredState = inner.health;
+    this.ejectedStatus = unavailable(`endpoint of ${inner.key} is ejected by outlier detection`);
+  }
+
+  get address(): Address {
+    return this.inner.address;
+  }
+  get key(): string {
+    return this.inner.key;
+  }
+  get state(): ConnectivityState {
+    return this.inner.state;
+  }
+  get health(): ConnectivityState {
+    return this.ejected && this.inner.state === READY ? TRANSIENT_FAILURE : this.inner.health;
+  }
+  get isEjected(): boolean {
+    return this.ejected;
+  }
+
+  watchConnectivity(listener: StateListener): Unwatch {
+    return this.inner.watchConnectivity(listener);
+  }
+
+  watchHealth(listener: StateListener): Unwatch {
+    if (this.unwatchInner === null) {
+      this.innerHealth = this.inner.health;
+      this.deliveredState = this.health;
+      this.unwatchInner = this.inner.watchHealth((state, status) => {
+        this.innerHealth = state;
+        this.innerHealthStatus = status;
+        this.deliver();
+      });
+    }
+    this.healthListeners.add(listener);
+    return () => {
+      this.healthListeners.delete(listener);
+    };
+  }
+
+  requestConnection(): void {
+    this.inner.requestConnection();
+  }
+
+  resetBackoff(): void {
+    this.inner.resetBackoff();
+  }
+
+  release(): void {
+    this.healthListeners.clear();
+    this.unwatchInner?.();
+    this.unwatchInner = null;
+    this.inner.release();
+    this.recorder.released(this);
+  }
+
+  /** A50 "Subchannel Wrapper" eject() / uneject(), reported through the health watch. */
+  setEjected(ejected: boolean): void {
+    if (this.ejected === ejected) return;
+    this.ejected = ejected;
+    this.deliver();
+  }
+
+  /**
+   * The pick result to hand up for the child's `base` result: the raw subchannel (so the channel sees the
+   * connection it knows) with the child's hooks, plus call counting when `counting`. Cached, so picks do not
+   * allocate.
+   */
+  resultFor(base: CompletePick, counting: boolean): CompletePick {
+    if (base !== this.base || counting !== this.baseCounted) {
+      this.base = base;
+      this.baseCounted = counting;
+      this.result = counting ? this.countingResult(base) : passThrough(base, this.inner);
+    }
+    return this.result!;
+  }
+
+  private countingResult(base: CompletePick): CompletePick {
+    const key = this.inner.key;
+    const recorder = this.recorder;
+    const childEnded = base.onCallEnded;
+    const onCallEnded = childEnded
+      ? (status: Status) => {
+          childEnded(status);
+          recorder.recordCall(key, status);
+        }
+      : (status: Status) => recorder.recordCall(key, status);
+    return Object.freeze({
+      type: 'complete',
+      subchannel: this.inner,
+      onCallStarted: base.onCallStarted,
+      onCallEnded,
+    });
+  }
+
+  private deliver(): void {
+    const ejectedNow = this.ejected && this.inner.state === READY;
+    const state = ejectedNow ? TRANSIENT_FAILURE : this.innerHealth;
+    const status = ejectedNow ? this.ejectedStatus : this.innerHealthStatus;
+    if (state === this.deliveredState && status === this.deliveredStatus) return;
+    this.deliveredState = state;
+    this.deliveredStatus = status;
+    for (const listener of [...this.healthListeners]) listener(state, status);
+  }
+}
+
+function passThrough(base: CompletePick, inner: Subchannel): CompletePick {
+  if (base.onCallStarted === undefined && base.onCallEnded === undefined) {
+    return Object.freeze({ type: 'complete', subchannel: inner });
+  }
+  return Object.freeze({
+    type: 'complete',
+    subchannel: inner,
+    onCallStarted: base.onCallStarted,
+    onCallEnded: base.onCallEnded,
+  });
+}

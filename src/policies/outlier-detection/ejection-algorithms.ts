@@ -1,0 +1,62 @@
+import type { FailurePercentageEjection, SuccessRateEjection } from './config.js';
+import type { EndpointOutlierState } from './endpoint-state.js';
+
+/** What the algorithms need of the policy: the endpoints, a [0, 1) random source, and ejection itself. */
+export interface EjectionContext {
+  readonly endpoints: Iterable<EndpointOutlierState>;
+  readonly endpointCount: number;
+  readonly ejectedCount: number;
+  readonly maxEjectionPercent: number;
+  random(): number;
+  eject(endpoint: EndpointOutlierState): void;
+}
+
+/** A50 steps "If the percentage of ejected addresses is greater than or equal to max_ejection_percent, stop." */
+function ejectionCapReached(ctx: EjectionContext): boolean {
+  return (ctx.ejectedCount * 100) / ctx.endpointCount >= ctx.maxEjectionPercent;
+}
+
+/** "choose a random integer in [0, 100). If that number is less than enforcement_percentage, eject". */
+function enforced(ctx: EjectionContext, enforcementPercentage: number): boolean {
+  return Math.floor(ctx.random() * 100) < enforcementPercentage;
+}
+
+/** A50 "Success Rate Algorithm". */
+export function runSuccessRateEjection(ctx: EjectionContext, config: SuccessRateEjection): void {
+  const rates: number[] = [];
+  for (const e of ctx.endpoints) {
+    if (e.lastVolume >= config.requestVolume) rates.push(e.lastSuccesses / e.lastVolume);
+  }
+  // Step 1: too few endpoints with enough volume (also keeps the mean defined when minimumHosts is 0).
+  if (rates.length < config.minimumHosts || rates.length === 0) return;
+  // Step 2: mean and (population) standard deviation of the success rates.
+  let sum = 0;
+  for (const r of rates) sum += r;
+  const mean = sum / rates.length;
+  let squares = 0;
+  for (const r of rates) squares += (r - mean) * (r - mean);
+  const stdev = Math.sqrt(squares / rates.length);
+  const threshold = mean - stdev * (config.stdevFactor / 1000);
+  // Step 3.
+  for (const e of ctx.endpoints) {
+    if (ejectionCapReached(ctx)) return;
+    if (e.lastVolume < config.requestVolume) continue;
+    if (e.lastSuccesses / e.lastVolume < threshold && enforced(ctx, config.enforcementPercentage))
+      ctx.eject(e);
+  }
+}
+
+/** A50 "Failure Percentage Algorithm". */
+export function runFailurePercentageEjection(ctx: EjectionContext, config: FailurePercentageEjection): void {
+  let withVolume = 0;
+  for (const e of ctx.endpoints) if (e.lastVolume >= config.requestVolume) withVolume++;
+  // Step 1.
+  if (withVolume < config.minimumHosts) return;
+  // Step 2.
+  for (const e of ctx.endpoints) {
+    if (ejectionCapReached(ctx)) return;
+    if (e.lastVolume === 0 || e.lastVolume < config.requestVolume) continue;
+    const failurePercentage = (e.lastFailures * 100) / e.lastVolume;
+    if (failurePercentage > config.threshold && enforced(ctx, config.enforcementPercentage)) ctx.eject(e);
+  }
+}

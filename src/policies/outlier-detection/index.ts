@@ -1,0 +1,2 @@
+export * from './config.js';
+export { OutlierDetection, outlierDetectionFactory } from './outlier-detection.js';
