@@ -227,7 +227,10 @@ describe('A27 / A37 / A42 / A50: CDS NACK reasons name the field', () => {
   });
 
   test('A52: an unsupported load_balancing_policy', () => {
-    const unknown = { '@type': `${TYPE_PREFIX}xds.type.v3.TypedStruct`, typeUrl: 'type.googleapis.com/myorg.NotRegistered' };
+    const unknown = {
+      '@type': `${TYPE_PREFIX}xds.type.v3.TypedStruct`,
+      typeUrl: 'type.googleapis.com/myorg.NotRegistered',
+    };
     nacked(
       decodeCluster(
         eds({
