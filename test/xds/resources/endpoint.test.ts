@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { addressKey } from '../../../src/core/index.js';
 import { ClusterLoadAssignmentSchema } from '../../../src/xds/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { endpointResourceType } from '../../../src/xds/resources/index.js';
 import { accepted, decode, type Json, nacked } from './support.js';
@@ -32,7 +33,7 @@ describe('A27 "ClusterLoadAssignment Proto": the EDS resource type', () => {
     assert.equal(e.priorities.length, 1);
     assert.equal(e.priorities[0]![0]!.weight, 3);
     assert.deepEqual(
-      e.priorities[0]![0]!.endpoints.map((x) => x.addresses.map((a) => `${a.host}:${a.port}`)),
+      e.priorities[0]![0]!.endpoints.map((x) => x.addresses.map(addressKey)),
       [['10.0.0.1:80'], ['10.0.0.2:80']],
     );
     assert.deepEqual(e.drops, []);
