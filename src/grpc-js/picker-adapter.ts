@@ -1,5 +1,6 @@
 import { experimental, type status as GrpcStatus, Metadata } from '@grpc/grpc-js';
-import type { PickArgs, Picker, PickResult, Status } from '../core/index.js';
+import type { CallEndedHook, PickArgs, Picker, PickResult, Status } from '../core/index.js';
+import { TrailerCallEndDetails } from './backend-metrics.js';
 import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
 
 /** `extraPickInfo` key a config selector uses to hand the request hash down (a decimal string). */
@@ -85,7 +86,7 @@ function failure(drop: boolean, status: Status): experimental.PickResult {
 function withHooks(
   handle: GrpcSubchannelHandle,
   onCallStarted: (() => void) | undefined,
-  onCallEnded: ((status: Status) => void) | undefined,
+  onCallEnded: CallEndedHook | undefined,
 ): experimental.PickResult {
   return {
     pickResultType: experimental.PickResultType.COMPLETE,
@@ -93,7 +94,8 @@ function withHooks(
     status: null,
     onCallStarted: onCallStarted ?? null,
     onCallEnded: onCallEnded
-      ? (code: GrpcStatus, details: string) => onCallEnded({ code: code as number, details })
+      ? (code: GrpcStatus, details: string, trailers: Metadata) =>
+          onCallEnded({ code: code as number, details }, new TrailerCallEndDetails(trailers))
       : null,
   };
 }

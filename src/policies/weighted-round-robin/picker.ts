@@ -1,5 +1,6 @@
 import type { CallEndDetails, CompletePick, PickArgs, Picker, PickResult, Status } from '../../core/index.js';
 import type { EndpointWeight } from './endpoint-weight.js';
+import type { ArraySnapshot } from '../snapshot-array.js';
 import type { StaticStrideScheduler } from './static-stride-scheduler.js';
 
 /**
@@ -45,25 +46,21 @@ function withLoadReportHook(base: CompletePick, weight: EndpointWeight): Complet
 
 /**
  * weighted_round_robin's picker: the static stride scheduler over the READY endpoints' weights, or plain
- * rotation when fewer than two weights are known (A58: "behave the same as round_robin").
+ * rotation when fewer than two weights are known (A58: "behave the same as round_robin"). It reads the
+ * policy's READY snapshot directly, so building one is O(1).
  */
 export class WeightedRoundRobinPicker implements Picker {
-  private readonly results: (CompletePick | undefined)[];
+  private readonly n: number;
   private next: number;
 
   constructor(
-    private readonly endpoints: readonly WeightedEndpoint[],
+    private readonly endpoints: ArraySnapshot<WeightedEndpoint>,
     private readonly scheduler: StaticStrideScheduler | null,
     private readonly perCall: boolean,
     start: number,
   ) {
-    const n = endpoints.length;
-    this.next = start % n;
-    this.results = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const constant = endpoints[i]!.picker.constantResult;
-      this.results[i] = constant?.type === 'complete' ? endpoints[i]!.reported(constant, perCall) : undefined;
-    }
+    this.n = endpoints.length;
+    this.next = start % this.n;
   }
 
   pick(args: PickArgs): PickResult {
@@ -72,14 +69,10 @@ export class WeightedRoundRobinPicker implements Picker {
       i = this.scheduler.pick();
     } else {
       i = this.next;
-      if (++this.next === this.endpoints.length) this.next = 0;
+      if (++this.next === this.n) this.next = 0;
     }
-    return this.results[i] ?? this.pickChild(i, args);
-  }
-
-  private pickChild(i: number, args: PickArgs): PickResult {
-    const endpoint = this.endpoints[i]!;
-    const result = endpoint.picker.pick(args);
+    const endpoint = this.endpoints.at(i);
+    const result = endpoint.picker.constantResult ?? endpoint.picker.pick(args);
     return result.type === 'complete' ? endpoint.reported(result, this.perCall) : result;
   }
 }
