@@ -1,5 +1,5 @@
 import { experimental, type status as GrpcStatus, Metadata } from '@grpc/grpc-js';
-import type { CallEndedHook, PickArgs, Picker, PickResult, Status } from '../core/index.js';
+import type { CallAttributes, CallEndedHook, PickArgs, Picker, PickResult, Status } from '../core/index.js';
 import { TrailerCallEndDetails } from './backend-metrics.js';
 import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
 
@@ -21,6 +21,10 @@ const QUEUE_RESULT: experimental.PickResult = Object.freeze({
 class AdaptedPickArgs implements PickArgs {
   metadata: PickArgs['metadata'] = undefined as never;
   extraPickInfo: Readonly<Record<string, string>> = {};
+  /** The config selector's string-keyed pick information (the xDS cluster, A31), read without copying. */
+  readonly callAttributes: CallAttributes = {
+    get: (key: unknown) => (typeof key === 'string' ? this.extraPickInfo[key] : undefined),
+  };
   get hash(): bigint | undefined {
     const text = this.extraPickInfo[HASH_PICK_INFO_KEY];
     return text === undefined ? undefined : parseHash(text);
