@@ -18,3 +18,4 @@ export * from './registry.js';
 export * from './status.js';
 export * from './status-or.js';
 export * from './subchannel.js';
+export * from './work-meter.js';
