@@ -45,7 +45,10 @@ export function readBackendMetrics(trailers: Metadata | undefined): BackendMetri
  * For servers: trailers carrying a per-call ORCA load report (A51), for a handler's callback
  * (`callback(null, reply, backendMetricsTrailer({ cpuUtilization: 0.4, rpsFractional: 120 }))`).
  */
-export function backendMetricsTrailer(report: Partial<BackendMetricReport>, trailers = new Metadata()): Metadata {
+export function backendMetricsTrailer(
+  report: Partial<BackendMetricReport>,
+  trailers = new Metadata(),
+): Metadata {
   const message = create(OrcaLoadReportSchema, {
     cpuUtilization: report.cpuUtilization ?? 0,
     memUtilization: report.memUtilization ?? 0,

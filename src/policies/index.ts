@@ -1,11 +1,11 @@
 import type { Registry } from '../core/index.js';
 import { leastRequestFactory } from './least-request.js';
 import { outlierDetectionFactory } from './outlier-detection/index.js';
-import { weightedRoundRobinFactory } from './weighted-round-robin/index.js';
 import { pickFirstFactory } from './pick-first/index.js';
 import { priorityFactory } from './priority/index.js';
 import { ringHashFactory } from './ring-hash/index.js';
 import { roundRobinFactory } from './round-robin.js';
+import { weightedRoundRobinFactory } from './weighted-round-robin/index.js';
 import { weightedTargetFactory } from './weighted-target/index.js';
 import { wrrLocalityFactory } from './wrr-locality.js';
 
@@ -14,13 +14,13 @@ export * from './default-registry.js';
 export * from './endpoint-list.js';
 export * from './least-request.js';
 export * from './outlier-detection/index.js';
-export * from './weighted-round-robin/index.js';
 export * from './petiole.js';
 export * from './pick-first/index.js';
 export * from './priority/index.js';
 export * from './ring-hash/index.js';
 export * from './round-robin.js';
 export * from './snapshot-array.js';
+export * from './weighted-round-robin/index.js';
 export * from './weighted-target/index.js';
 export * from './wrr-locality.js';
 

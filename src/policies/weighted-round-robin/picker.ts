@@ -1,6 +1,6 @@
 import type { CallEndDetails, CompletePick, PickArgs, Picker, PickResult, Status } from '../../core/index.js';
-import type { EndpointWeight } from './endpoint-weight.js';
 import type { ArraySnapshot } from '../snapshot-array.js';
+import type { EndpointWeight } from './endpoint-weight.js';
 import type { StaticStrideScheduler } from './static-stride-scheduler.js';
 
 /**

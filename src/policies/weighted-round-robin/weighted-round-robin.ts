@@ -91,12 +91,16 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     this.scheduler = StaticStrideScheduler.build(weights, Math.floor(this.random() * 0x1_0000_0000));
     this.built = ready;
     this.builtAt = now;
-    this.helper.trace(() => `weighted_round_robin: scheduler rebuilt over ${n} endpoints: ${this.describe(weights)}`);
+    this.helper.trace(
+      () => `weighted_round_robin: scheduler rebuilt over ${n} endpoints: ${this.describe(weights)}`,
+    );
   }
 
   private describe(weights: Float64Array): string {
     const shown = Array.from(weights.subarray(0, 8), (w) => w.toFixed(2)).join(', ');
-    return this.scheduler ? `weights [${shown}${weights.length > 8 ? ', …' : ''}]` : 'round robin (weights unknown)';
+    return this.scheduler
+      ? `weights [${shown}${weights.length > 8 ? ', …' : ''}]`
+      : 'round robin (weights unknown)';
   }
 
   /** A58: the picker is rebuilt with fresh weights every weight_update_period. */
