@@ -79,7 +79,7 @@ function lbtreeWrr(n: number): WrrHarness {
   lb.update({ endpoints: ok(endpoints), config: parsed.config, attributes: NO_CHANNEL_ARGS });
   channel.makeAllReady();
   const details = new Map<string, CallEndDetails>();
-  endpoints.forEach((e, i) => {
+  endpoints.forEach((_, i) => {
     const r = { ...report(i), memUtilization: 0, eps: 0, utilization: {}, requestCost: {}, namedMetrics: {} };
     details.set(address(i), { backendMetrics: r as BackendMetricReport });
   });
