@@ -27,9 +27,10 @@ const result = spawnSync(
     'tsx',
     '--test',
     '--test-reporter=spec',
-    // A test stuck on a real socket fails after a minute instead of hanging CI, and a test file whose
-    // process would not exit (a leaked handle) is ended when its tests are done.
-    '--test-timeout=60000',
+    // A test stuck on a real socket fails after three minutes instead of hanging CI (a file that starts
+    // grpc-js-xds and the control plane needs over a minute on a 2-core machine loaded 15 times over), and
+    // a test file whose process would not exit (a leaked handle) is ended when its tests are done.
+    '--test-timeout=180000',
     '--test-force-exit',
     ...files,
   ],

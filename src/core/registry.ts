@@ -93,43 +93,72 @@ export class Registry implements PolicyLookup {
    * a ConfigError naming the entry, and lists nested more than MAX_LB_CONFIG_DEPTH deep are rejected.
    */
   parseLbConfigList(json: unknown, path = '$'): ParsedLbConfig {
-    const list = Array.isArray(json) ? json : [expectObject(json, path)];
-    const asList = Array.isArray(json);
-    expectArray(list, path);
-    let firstError: ConfigError | undefined;
-    const offered: string[] = [];
-    for (let i = 0; i < list.length; i++) {
-      const entryPath = asList ? childPath(path, i) : path;
-      const entry = expectObject(list[i], entryPath);
-      const names = Object.keys(entry);
-      if (names.length !== 1) {
-        throw new ConfigError(entryPath, `each entry must have exactly one policy name, got ${names.length}`);
-      }
-      const name = names[0]!;
-      offered.push(name);
-      const factory = this.get(name);
-      if (!factory) continue;
-      const configPath = childPath(entryPath, name);
-      try {
-        const config = parseNested(configPath, () =>
-          factory.parseConfig(entry[name] ?? {}, configPath, this),
-        );
-        return { factory, config };
-      } catch (e) {
-        firstError ??= asConfigError(e, configPath, name);
-      }
-    }
-    if (firstError) throw firstError;
-    throw new ConfigError(
-      path,
-      list.length === 0
-        ? 'empty LB policy list'
-        : `no registered LB policy among [${offered.join(', ')}] (registered: ${this.allNames().join(', ')})`,
-    );
+    return parseLbConfigList(this, json, path, () => this.allNames());
+  }
+
+  /** This registry, with `fallback` resolving the names it does not know (at every depth of a tree). */
+  withFallback(fallback: (name: string) => PolicyFactory | undefined): PolicyLookup {
+    return new LayeredLookup(this, fallback);
   }
 
   /** Builds a policy for an already parsed config. */
   create<C>(parsed: ParsedLbConfig<C>, helper: Helper): LoadBalancer<C> {
     return parsed.factory.create(helper, this);
   }
+}
+
+/** A registry whose unknown names a fallback resolves; nested lists are parsed through it too. */
+class LayeredLookup implements PolicyLookup {
+  constructor(
+    private readonly registry: Registry,
+    private readonly fallback: (name: string) => PolicyFactory | undefined,
+  ) {}
+  get(name: string): PolicyFactory | undefined {
+    return this.registry.get(name) ?? this.fallback(name);
+  }
+  parseLbConfigList(json: unknown, path = '$'): ParsedLbConfig {
+    return parseLbConfigList(this, json, path, () => this.registry.allNames());
+  }
+}
+
+/** See {@link Registry.parseLbConfigList}; `lookup` resolves names and is handed to each parser. */
+function parseLbConfigList(
+  lookup: PolicyLookup,
+  json: unknown,
+  path: string,
+  knownNames: () => string[],
+): ParsedLbConfig {
+  const list = Array.isArray(json) ? json : [expectObject(json, path)];
+  const asList = Array.isArray(json);
+  expectArray(list, path);
+  let firstError: ConfigError | undefined;
+  const offered: string[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const entryPath = asList ? childPath(path, i) : path;
+    const entry = expectObject(list[i], entryPath);
+    const names = Object.keys(entry);
+    if (names.length !== 1) {
+      throw new ConfigError(entryPath, `each entry must have exactly one policy name, got ${names.length}`);
+    }
+    const name = names[0]!;
+    offered.push(name);
+    const factory = lookup.get(name);
+    if (!factory) continue;
+    const configPath = childPath(entryPath, name);
+    try {
+      const config = parseNested(configPath, () =>
+        factory.parseConfig(entry[name] ?? {}, configPath, lookup),
+      );
+      return { factory, config };
+    } catch (e) {
+      firstError ??= asConfigError(e, configPath, name);
+    }
+  }
+  if (firstError) throw firstError;
+  throw new ConfigError(
+    path,
+    list.length === 0
+      ? 'empty LB policy list'
+      : `no registered LB policy among [${offered.join(', ')}] (registered: ${knownNames().join(', ')})`,
+  );
 }

@@ -9,7 +9,6 @@ import {
   type PolicyFactory,
   type PolicyLookup,
   parseNested,
-  type Registry,
   status,
   TRANSIENT_FAILURE,
 } from '../core/index.js';
@@ -46,7 +45,7 @@ const UNPARSED_CHILD: PolicyFactory = {
 /** The registry as a parent sees it while its children's errors are collected rather than thrown. */
 class ChildErrorCollector implements PolicyLookup {
   firstError: ConfigError | null = null;
-  constructor(private readonly registry: Registry) {}
+  constructor(private readonly registry: PolicyLookup) {}
   get(name: string): PolicyFactory | undefined {
     return this.registry.get(name);
   }
@@ -72,7 +71,7 @@ export interface GrpcPolicyClasses {
 export function grpcPolicyClasses(
   grpcName: string,
   factory: PolicyFactory,
-  registry: Registry,
+  registry: PolicyLookup,
 ): GrpcPolicyClasses {
   const trace = lbtreeTracer(grpcName);
   const carriesChildErrors = CARRY_CHILD_ERRORS.has(factory.name);

@@ -2,6 +2,7 @@ import { experimental } from '@grpc/grpc-js';
 import type { Registry } from '../core/index.js';
 import { defaultRegistry, PICK_FIRST, ROUND_ROBIN, WEIGHTED_ROUND_ROBIN } from '../policies/index.js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
+import { grpcJsOnlyPolicy } from './grpc-js-child.js';
 import { grpcPolicyClasses } from './policy-adapter.js';
 
 /** Policies grpc-js ships itself: lbtree takes their names only when asked to. */
@@ -29,10 +30,12 @@ export interface RegisterOptions {
  */
 export function register(options: RegisterOptions = {}): string[] {
   const registry = options.registry ?? defaultRegistry();
+  // lbtree's parents parse their children through this: lbtree's names first, then grpc-js's own.
+  const lookup = registry.withFallback(grpcJsOnlyPolicy);
   const names: string[] = [];
   for (const name of registry.allNames()) {
     if (GRPC_JS_BUILTINS.has(name) && !options.replaceBuiltins) continue;
-    const classes = grpcPolicyClasses(name, registry.get(name)!, registry);
+    const classes = grpcPolicyClasses(name, registry.get(name)!, lookup);
     experimental.registerLoadBalancerType(name, classes.LoadBalancer, classes.Config);
     names.push(name);
   }

@@ -27,13 +27,18 @@ export class GrpcSubchannelHandle implements Subchannel {
   private readonly healthListeners = new Set<experimental.HealthListener>();
   private released = false;
 
+  /**
+   * With `owned` false the handle holds no ref and release() gives none back: a view of a subchannel that a
+   * grpc-js policy picked (see grpc-js-child.ts), which that policy owns.
+   */
   constructor(
     readonly address: Address,
     readonly grpc: GrpcSubchannel,
     private readonly onRelease: (handle: GrpcSubchannelHandle) => void,
+    private readonly owned = true,
   ) {
     this.key = addressKey(address);
-    grpc.ref();
+    if (owned) grpc.ref();
     this.completeResult = Object.freeze({
       pickResultType: experimental.PickResultType.COMPLETE,
       subchannel: grpc,
@@ -110,6 +115,6 @@ export class GrpcSubchannelHandle implements Subchannel {
     this.listeners.clear();
     this.healthListeners.clear();
     this.onRelease(this);
-    this.grpc.unref();
+    if (this.owned) this.grpc.unref();
   }
 }
