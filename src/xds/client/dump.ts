@@ -22,6 +22,8 @@ export interface XdsResourceDump {
 
 export interface XdsClientDump {
   readonly serverUri: string;
+  /** Clock time (ms) of the dump, to read the other times against. */
+  readonly now: number;
   readonly node: XdsNodeConfig;
   readonly stream: 'idle' | 'connecting' | 'connected' | 'backoff' | 'closed';
   /** Why the last stream failed before any response (A57), until a response arrives. */
@@ -48,7 +50,7 @@ export function dumpEntry(entry: CacheEntry<unknown>): XdsResourceDump {
 /** The dump as lines a person reads: one per resource, errors with their version and time. */
 export function formatXdsClientDump(dump: XdsClientDump): string {
   const lines = [
-    `xDS server ${dump.serverUri} (node ID "${dump.node.id}"): stream ${dump.stream}` +
+    `xDS server ${dump.serverUri} (node ID "${dump.node.id}"): stream ${dump.stream} at ${dump.now} ms` +
       (dump.connectivityError ? ` (${formatStatus(dump.connectivityError)})` : ''),
   ];
   for (const t of dump.types) {

@@ -570,7 +570,7 @@ describe('xDS client: watchers, dump, trace (A88 "Changes to XdsClient Watcher A
     env.ads.stream.respond(WHOLE, 'v1', [thing(WHOLE, 'a', 1), thing(WHOLE, 'b', -1)]);
     env.clock.advance(14_000);
     const text = formatXdsClientDump(env.client.dump());
-    assert.match(text, /xDS server cp.example:443 \(node ID "node-1"\): stream connected/);
+    assert.match(text, /xDS server cp.example:443 \(node ID "node-1"\): stream connected at 15000 ms/);
     assert.match(text, /WholeThing: version "", nonce "n1"/);
     assert.match(text, /WholeThing "a" ACKED version "v1" at 1000 ms/);
     assert.match(text, /WholeThing "b" NACKED; error at 1000 ms \(version "v1"\): .*value: -1/);
