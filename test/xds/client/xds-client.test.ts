@@ -3,8 +3,10 @@ import { describe, test } from 'node:test';
 import { Code, unavailable } from '../../../src/core/index.js';
 import { VirtualClock } from '../../../src/sim/virtual-clock.js';
 import { parseBootstrap } from '../../../src/xds/client/bootstrap.js';
+import { toCsdsClientConfig } from '../../../src/xds/client/csds.js';
 import { formatXdsClientDump } from '../../../src/xds/client/dump.js';
 import { XdsClient } from '../../../src/xds/client/xds-client.js';
+import { ClientResourceStatus } from '../../../src/xds/gen/envoy/admin/v3/config_dump_shared_pb.js';
 import { FakeAdsServer, RecordingWatcher } from './fake-ads.js';
 import { partThingType, type Thing, thing, wholeThingType } from './test-resource-type.js';
 
@@ -580,6 +582,31 @@ describe('xDS client: watchers, dump, trace (A88 "Changes to XdsClient Watcher A
     assert.match(trace, /WholeThing "a" ACKED version "v1"/);
     assert.match(trace, /NACK WholeThing \(3 names, version "", nonce "n1"\)/);
     assert.match(trace, /WholeThing "c" DOES_NOT_EXIST \(resource timer\)/);
+  });
+
+  test('the dump as a CSDS ClientConfig (A40): resources as received, versions, statuses, failed updates', () => {
+    const env = setup();
+    watchWhole(env, 'a', 'b', 'c');
+    env.clock.advance(1000);
+    env.ads.stream.respond(WHOLE, 'v1', [thing(WHOLE, 'a', 1), thing(WHOLE, 'b', -1)]);
+    env.clock.advance(500);
+    const config = toCsdsClientConfig(env.client.dump(), Date.UTC(2026, 0, 1));
+    assert.equal(config.node?.id, 'node-1');
+    const [a, b, c] = config.genericXdsConfigs;
+    assert.equal(a!.name, 'a');
+    assert.equal(a!.clientStatus, ClientResourceStatus.ACKED);
+    assert.equal(a!.versionInfo, 'v1');
+    assert.equal(a!.xdsConfig?.typeUrl, WHOLE);
+    assert.deepEqual(JSON.parse(new TextDecoder().decode(a!.xdsConfig!.value)), { name: 'a', value: 1 });
+    assert.equal(
+      Number(a!.lastUpdated!.seconds) * 1000 + a!.lastUpdated!.nanos / 1e6,
+      Date.UTC(2026, 0, 1) - 500,
+    );
+    assert.equal(b!.clientStatus, ClientResourceStatus.NACKED);
+    assert.equal(b!.errorState?.versionInfo, 'v1');
+    assert.match(b!.errorState?.details ?? '', /value: -1/);
+    assert.equal(c!.clientStatus, ClientResourceStatus.REQUESTED);
+    assert.equal(c!.xdsConfig, undefined);
   });
 
   test('close() ends the stream and the timers; a watch after it fails', () => {
