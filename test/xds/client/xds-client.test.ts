@@ -13,7 +13,15 @@ import { partThingType, type Thing, thing, wholeThingType } from './test-resourc
 const WHOLE = wholeThingType.typeUrl;
 const PART = partThingType.typeUrl;
 
-function setup(options: { features?: string[]; dataErrorHandling?: boolean } = {}) {
+interface SetupOptions {
+  readonly features?: string[];
+  readonly dataErrorHandling?: boolean;
+  /** The backoff's random source; 0.5 makes the jitter factor exactly 1: delays 1000, 1600, 2560, … */
+  readonly random?: () => number;
+  readonly onWatcherError?: (error: unknown) => void;
+}
+
+function setup(options: SetupOptions = {}) {
   const clock = new VirtualClock();
   const ads = new FakeAdsServer();
   const traces: string[] = [];
@@ -31,11 +39,19 @@ function setup(options: { features?: string[]; dataErrorHandling?: boolean } = {
     transport: ads.factory,
     clock,
     trace: (m) => traces.push(m()),
-    // random() = 0.5 makes the jitter factor exactly 1: delays 1000, 1600, 2560, …
-    backoff: { random: () => 0.5 },
+    backoff: { random: options.random ?? (() => 0.5) },
     dataErrorHandling: options.dataErrorHandling ?? true,
+    ...(options.onWatcherError && { onWatcherError: options.onWatcherError }),
   });
   return { clock, ads, client, traces };
+}
+
+/** A watcher started now, after what watch() delivers on the next turn. */
+function lateWatcher(env: ReturnType<typeof setup>, name: string): RecordingWatcher<Thing> {
+  const late = new RecordingWatcher(show);
+  env.client.watch(wholeThingType, name, late);
+  env.clock.runDue();
+  return late;
 }
 
 const show = (t: Thing) => `${t.name}=${t.value}`;
@@ -288,16 +304,7 @@ describe('xDS client: stream failures (A57 "Handling ADS Stream Termination", A8
       [0, 800],
       [0.999999, 1200],
     ] as const) {
-      const clock = new VirtualClock();
-      const ads = new FakeAdsServer();
-      const client = new XdsClient({
-        bootstrap: parseBootstrap({
-          xds_servers: [{ server_uri: 'x:1', channel_creds: [{ type: 'insecure' }] }],
-        }),
-        transport: ads.factory,
-        clock,
-        backoff: { random: () => random },
-      });
+      const { clock, ads, client } = setup({ random: () => random });
       client.watch(wholeThingType, 'a', new RecordingWatcher());
       clock.runDue();
       ads.stream.fail(unavailable('refused'));
@@ -342,15 +349,10 @@ describe('xDS client: stream failures (A57 "Handling ADS Stream Termination", A8
     assert.equal(env.client.dump().stream, 'backoff');
     assert.equal(env.client.dump().resources.find((r) => r.name === 'a')!.status, 'ACKED');
     // A88 "New Watchers Started After Ambient Errors": the resource, then the ambient error.
-    const late = new RecordingWatcher(show);
-    env.client.watch(wholeThingType, 'a', late);
-    env.clock.runDue();
+    const late = lateWatcher(env, 'a');
     assert.deepEqual(late.take(), ['changed a=1', 'ambient UNAVAILABLE']);
     // A watcher of a resource never received hears the connectivity error as its reason to fail.
-    const fresh = new RecordingWatcher(show);
-    env.client.watch(wholeThingType, 'c', fresh);
-    env.clock.runDue();
-    assert.deepEqual(fresh.take(), ['error UNAVAILABLE']);
+    assert.deepEqual(lateWatcher(env, 'c').take(), ['error UNAVAILABLE']);
     env.clock.advance(1000);
     env.ads.stream.connect();
     env.ads.stream.respond(WHOLE, 'v1', [thing(WHOLE, 'a', 1)]);
@@ -528,24 +530,12 @@ describe('xDS client: watchers, dump, trace (A88 "Changes to XdsClient Watcher A
     const env = setup();
     watchWhole(env, 'a');
     env.clock.advance(15_000);
-    const late = new RecordingWatcher(show);
-    env.client.watch(wholeThingType, 'a', late);
-    env.clock.runDue();
-    assert.deepEqual(late.take(), ['error NOT_FOUND']);
+    assert.deepEqual(lateWatcher(env, 'a').take(), ['error NOT_FOUND']);
   });
 
   test('a watcher that throws does not stop the others or the ACK; a cancelled watcher hears nothing', () => {
-    const clock = new VirtualClock();
-    const ads = new FakeAdsServer();
     const thrown: unknown[] = [];
-    const client = new XdsClient({
-      bootstrap: parseBootstrap({
-        xds_servers: [{ server_uri: 'x:1', channel_creds: [{ type: 'insecure' }] }],
-      }),
-      transport: ads.factory,
-      clock,
-      onWatcherError: (e) => thrown.push(e),
-    });
+    const { clock, ads, client } = setup({ onWatcherError: (e) => thrown.push(e) });
     const bad = {
       ...new RecordingWatcher(),
       onResourceChanged: () => {
@@ -618,9 +608,6 @@ describe('xDS client: watchers, dump, trace (A88 "Changes to XdsClient Watcher A
     env.clock.advance(60_000);
     assert.deepEqual(a!.take(), []);
     assert.equal(env.client.dump().stream, 'closed');
-    const late = new RecordingWatcher(show);
-    env.client.watch(wholeThingType, 'a', late);
-    env.clock.runDue();
-    assert.deepEqual(late.take(), ['error UNAVAILABLE']);
+    assert.deepEqual(lateWatcher(env, 'a').take(), ['error UNAVAILABLE']);
   });
 });
