@@ -5,6 +5,7 @@
 
 import { runAdapterBench } from './adapter.js';
 import { runPriorityBench } from './priority.js';
+import { runRegexRewriteBench } from './regex-rewrite.js';
 import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
 
@@ -13,6 +14,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   adapter: runAdapterBench,
   priority: runPriorityBench,
   'ring-hash': runRingHashBench,
+  'regex-rewrite': runRegexRewriteBench,
 };
 
 const filter = process.argv.slice(2);
