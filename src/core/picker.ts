@@ -6,12 +6,20 @@ export interface CallMetadata {
   get(key: string): ReadonlyArray<string | Uint8Array>;
 }
 
+/**
+ * Per-call values set above the LB tree, by key: the cluster an xDS config selector chose (A31), session
+ * affinity cookies and the like. A `ReadonlyMap` fits; an adapter may expose a view instead of a map.
+ */
+export interface CallAttributes {
+  get(key: unknown): unknown;
+}
+
 export interface PickArgs {
   readonly metadata: CallMetadata;
   /** The request hash (A42), when a hash policy produced one. */
   readonly hash?: bigint;
-  /** Per-call attributes set by filters (session affinity cookies and the like). */
-  readonly callAttributes?: ReadonlyMap<unknown, unknown>;
+  /** Per-call attributes set by a config selector or filters. */
+  readonly callAttributes?: CallAttributes;
 }
 
 export interface CompletePick {

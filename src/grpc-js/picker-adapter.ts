@@ -1,5 +1,5 @@
 import { experimental, type status as GrpcStatus, Metadata } from '@grpc/grpc-js';
-import type { PickArgs, Picker, PickResult, Status } from '../core/index.js';
+import type { CallAttributes, PickArgs, Picker, PickResult, Status } from '../core/index.js';
 import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
 
 /** `extraPickInfo` key a config selector uses to hand the request hash down (a decimal string). */
@@ -20,6 +20,10 @@ const QUEUE_RESULT: experimental.PickResult = Object.freeze({
 class AdaptedPickArgs implements PickArgs {
   metadata: PickArgs['metadata'] = undefined as never;
   extraPickInfo: Readonly<Record<string, string>> = {};
+  /** The config selector's string-keyed pick information (the xDS cluster, A31), read without copying. */
+  readonly callAttributes: CallAttributes = {
+    get: (key: unknown) => (typeof key === 'string' ? this.extraPickInfo[key] : undefined),
+  };
   get hash(): bigint | undefined {
     const text = this.extraPickInfo[HASH_PICK_INFO_KEY];
     return text === undefined ? undefined : parseHash(text);

@@ -1,0 +1,148 @@
+// `npm run gen:protos`: generates @bufbuild/protobuf v2 code for the Envoy / xDS protos lbtree uses into
+// src/xds/gen (committed, so users and CI need no generator).
+//
+// The .proto sources come from devDependencies that ship them: @grpc/grpc-js-xds's deps/ (envoy-api,
+// googleapis, protoc-gen-validate, cncf xds + udpa) and @grpc/grpc-js's proto/xds (ORCA, which
+// grpc-js-xds does not carry). They are staged into one temporary source root, compiled by buf into an
+// image WITHOUT source info (so no comment of the .proto files is copied), and only the files listed
+// below plus their transitive imports are generated. Well-known types come from @bufbuild/protobuf/wkt.
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+
+const ROOTS = [
+  'node_modules/@grpc/grpc-js-xds/deps/envoy-api',
+  'node_modules/@grpc/grpc-js-xds/deps/googleapis',
+  'node_modules/@grpc/grpc-js-xds/deps/xds',
+  'node_modules/@grpc/grpc-js/proto/xds',
+];
+// protoc-gen-validate's deps folder also holds java/ and tests/ trees; only its validate/ is an import root.
+const VALIDATE = 'node_modules/@grpc/grpc-js-xds/deps/protoc-gen-validate/validate';
+
+export const WANTED = [
+  // ADS / discovery, CSDS, LRS
+  'envoy/service/discovery/v3/ads.proto',
+  'envoy/service/discovery/v3/discovery.proto',
+  'envoy/service/status/v3/csds.proto',
+  'envoy/service/load_stats/v3/lrs.proto',
+  // resources
+  'envoy/config/listener/v3/listener.proto',
+  'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
+  'envoy/extensions/filters/http/router/v3/router.proto',
+  'envoy/config/route/v3/route.proto',
+  'envoy/config/cluster/v3/cluster.proto',
+  'envoy/config/cluster/v3/outlier_detection.proto',
+  'envoy/config/cluster/v3/circuit_breaker.proto',
+  'envoy/extensions/clusters/aggregate/v3/cluster.proto',
+  'envoy/config/endpoint/v3/endpoint.proto',
+  // load_balancing_policy extensions (A52)
+  'envoy/extensions/load_balancing_policies/round_robin/v3/round_robin.proto',
+  'envoy/extensions/load_balancing_policies/pick_first/v3/pick_first.proto',
+  'envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash.proto',
+  'envoy/extensions/load_balancing_policies/least_request/v3/least_request.proto',
+  'envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality.proto',
+  'envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin.proto',
+  // TypedStruct (both), rpc.Status
+  'xds/type/v3/typed_struct.proto',
+  'udpa/type/v1/typed_struct.proto',
+  'google/rpc/status.proto',
+  // ORCA
+  'xds/data/orca/v3/orca_load_report.proto',
+  'xds/service/orca/v3/orca.proto',
+  // stateful session affinity (A55)
+  'envoy/extensions/filters/http/stateful_session/v3/stateful_session.proto',
+  'envoy/extensions/http/stateful_session/cookie/v3/cookie.proto',
+];
+
+function run(command, args) {
+  const result = spawnSync(command, args, { stdio: 'inherit' });
+  if (result.status !== 0)
+    throw new Error(`gen-protos: ${command} ${args[0]} failed (exit ${result.status})`);
+}
+
+// The protoc-gen-validate copy shipped beside envoy-api predates StringRules.ignore_empty (field 26), which
+// envoy/config/core/v3/protocol.proto already uses in its options; the staged copy gets that one field so
+// buf can resolve the option. (The validation annotations themselves play no part in lbtree.)
+function addStringRulesIgnoreEmpty(validateProto) {
+  const text = readFileSync(validateProto, 'utf8');
+  if (/\bignore_empty\s*=\s*26\b/.test(text)) return;
+  const start = text.indexOf('message StringRules {');
+  const end = text.slice(start).search(/\r?\n}\r?\n/) + start;
+  if (start < 0 || end < start) throw new Error('gen-protos: StringRules not found in validate.proto');
+  writeFileSync(
+    validateProto,
+    `${text.slice(0, end)}\n    optional bool ignore_empty = 26;${text.slice(end)}`,
+  );
+}
+
+const OUT = 'src/xds/gen';
+
+function generatedFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((d) =>
+      d.isDirectory()
+        ? generatedFiles(join(dir, d.name))
+        : d.name.endsWith('_pb.ts')
+          ? [join(dir, d.name)]
+          : [],
+    )
+    .sort();
+}
+
+// src/xds/gen/files.ts lists every generated file descriptor and every well-known type they import, so
+// src/xds/proto/type-registry.ts can build one registry (Any, proto3 JSON "@type") without a hand-kept list.
+function writeFileIndex() {
+  const imports = [];
+  const names = [];
+  const wkt = new Set();
+  for (const path of generatedFiles(OUT)) {
+    const text = readFileSync(path, 'utf8');
+    const own = /export const (file_\w+): GenFile/.exec(text)?.[1];
+    if (own === undefined) throw new Error(`gen-protos: no file descriptor in ${path}`);
+    imports.push(`import { ${own} } from './${relative(OUT, path).replace(/\.ts$/, '.js')}';`);
+    names.push(own);
+    for (const m of text.matchAll(/import \{ ([\w, ]+) \} from "@bufbuild\/protobuf\/wkt";/g)) {
+      for (const name of m[1].split(',')) if (name.trim().startsWith('file_')) wkt.add(name.trim());
+    }
+  }
+  const wktNames = [...wkt].sort();
+  const lines = [
+    '// @generated by scripts/gen-protos.mjs: every generated file and the well-known types they import.',
+    "import type { GenFile } from '@bufbuild/protobuf/codegenv2';",
+    `import { ${wktNames.join(', ')} } from '@bufbuild/protobuf/wkt';`,
+    ...imports,
+    '',
+    'export const generatedFiles: readonly GenFile[] = [',
+    ...[...wktNames, ...names].map((n) => `  ${n},`),
+    '];',
+    '',
+  ];
+  writeFileSync(join(OUT, 'files.ts'), lines.join('\n'));
+}
+
+const stage = mkdtempSync(join(tmpdir(), 'lbtree-protos-'));
+try {
+  const root = join(stage, 'root');
+  for (const dir of ROOTS) {
+    if (!existsSync(dir)) throw new Error(`gen-protos: ${dir} is missing; run npm ci first`);
+    cpSync(dir, root, { recursive: true, filter: (src) => !src.endsWith('LICENSE') });
+  }
+  cpSync(VALIDATE, join(root, 'validate'), { recursive: true });
+  addStringRulesIgnoreEmpty(join(root, 'validate/validate.proto'));
+  const image = join(stage, 'image.binpb');
+  const buf = 'node_modules/.bin/buf';
+  run(buf, [
+    'build',
+    root,
+    '--exclude-source-info',
+    ...WANTED.flatMap((p) => ['--path', join(root, p)]),
+    '-o',
+    image,
+  ]);
+  run(buf, ['generate', image, '--template', 'scripts/buf.gen.yaml']);
+  writeFileIndex();
+  console.log(`gen-protos: generated ${WANTED.length} files and their imports into src/xds/gen`);
+} finally {
+  rmSync(stage, { recursive: true, force: true });
+}

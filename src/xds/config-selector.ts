@@ -1,0 +1,179 @@
+// The xds resolver's per-call config selector (A31 "Implementation for xDS RouteAction Support"): the first
+// route of the channel's virtual host that matches the call (A28), its cluster (weighted_clusters chosen at
+// random by weight, A28), the request hash from its hash policies (A42 "XdsConfigSelector Changes"), and its
+// timeout (A31 "Supported Fields"). It holds a reference on every cluster it can choose, and each call holds
+// one on its cluster until it is done picking (A31's two-step cluster removal).
+
+import { type CallMetadata, Code, type Status, status } from '../core/index.js';
+import { RequestHasher } from '../hash/index.js';
+import type { ClusterRefs } from './cluster-refs.js';
+import type { XdsRoute, XdsRouteAction, XdsVirtualHost } from './resources/types.js';
+import { matchesRoute } from './route-matcher.js';
+
+/** The xds_cluster_manager child name of a cluster (room for other kinds, e.g. cluster specifier plugins). */
+export function clusterChildName(cluster: string): string {
+  return `cluster:${cluster}`;
+}
+
+export type RouteSelection =
+  | {
+      readonly ok: true;
+      /** The cluster_manager child to pick from (see {@link clusterChildName}). */
+      readonly clusterChild: string;
+      readonly cluster: string;
+      /** The request hash for ring_hash (A42); random when no hash policy produced one. */
+      readonly hash: bigint;
+      /** The route's maximum call duration (A31); undefined: the application's deadline as is. */
+      readonly timeoutMs: number | undefined;
+      /** Releases the call's reference on its cluster; call once, when the call is done picking. */
+      release(): void;
+    }
+  | { readonly ok: false; readonly status: Status };
+
+export interface ConfigSelectorOptions {
+  /** A42 `io.grpc.channel_id`: one random 64-bit value per channel. */
+  readonly channelId: bigint;
+  /** Uniform in [0, 1): runtime_fraction, weighted_clusters and random hashes. Seed it in tests. */
+  readonly random: () => number;
+  /** A31: the listener's HttpConnectionManager max_stream_duration, for routes that set none. */
+  readonly defaultMaxStreamDurationMs?: number | undefined;
+}
+
+/** A route prepared once per selector: compiled hash policies, cumulative weights, its timeout. */
+interface PreparedRoute {
+  readonly route: XdsRoute;
+  readonly hasher: RequestHasher | null;
+  readonly clusters: readonly string[];
+  /** Cumulative weights, for weighted_clusters (empty for a single cluster). */
+  readonly cumulative: readonly number[];
+  readonly totalWeight: number;
+  readonly timeoutMs: number | undefined;
+  readonly failure: Status | null;
+}
+
+/** A31: grpc_timeout_header_max replaces max_stream_duration when set; zero (or nothing) means no limit. */
+export function routeTimeoutMs(action: XdsRouteAction, defaultMs: number | undefined): number | undefined {
+  if (action.kind === 'non_forwarding') return undefined;
+  const limit = action.grpcTimeoutHeaderMaxMs ?? action.maxStreamDurationMs ?? defaultMs;
+  return limit === undefined || limit === 0 ? undefined : limit;
+}
+
+function prepare(route: XdsRoute, index: number, defaultMs: number | undefined): PreparedRoute {
+  const action = route.action;
+  if (action.kind === 'non_forwarding') {
+    return {
+      route,
+      hasher: null,
+      clusters: [],
+      cumulative: [],
+      totalWeight: 0,
+      timeoutMs: undefined,
+      failure: status(
+        Code.UNAVAILABLE,
+        `matched a non-forwarding route (routes[${index}], action ${action.action})`,
+      ),
+    };
+  }
+  const hasher = new RequestHasher(action.hashPolicies, `routes[${index}].route.hash_policy`);
+  const timeoutMs = routeTimeoutMs(action, defaultMs);
+  if (action.kind === 'cluster') {
+    return {
+      route,
+      hasher,
+      clusters: [action.cluster],
+      cumulative: [],
+      totalWeight: 0,
+      timeoutMs,
+      failure: null,
+    };
+  }
+  const cumulative: number[] = [];
+  let sum = 0;
+  for (const c of action.clusters) {
+    sum += c.weight;
+    cumulative.push(sum);
+  }
+  return {
+    route,
+    hasher,
+    clusters: action.clusters.map((c) => c.name),
+    cumulative,
+    totalWeight: sum,
+    timeoutMs,
+    failure: null,
+  };
+}
+
+const NO_ROUTE = status(Code.UNAVAILABLE, 'no route of the virtual host matched the call');
+
+export class XdsConfigSelector {
+  private readonly routes: readonly PreparedRoute[];
+  private readonly held: readonly string[];
+  private released = false;
+
+  constructor(
+    readonly virtualHost: XdsVirtualHost,
+    private readonly refs: ClusterRefs,
+    private readonly options: ConfigSelectorOptions,
+  ) {
+    this.routes = virtualHost.routes.map((r, i) => prepare(r, i, options.defaultMaxStreamDurationMs));
+    const held = new Set<string>();
+    for (const r of this.routes) for (const c of r.clusters) held.add(c);
+    this.held = [...held];
+    for (const c of this.held) refs.ref(c);
+  }
+
+  /** Every cluster this selector can route to. */
+  get clusters(): readonly string[] {
+    return this.held;
+  }
+
+  /** Routes one call: `path` is `/service/method`. */
+  select(path: string, metadata: CallMetadata): RouteSelection {
+    const random = this.options.random;
+    for (const prepared of this.routes) {
+      if (!matchesRoute(prepared.route.match, path, metadata, random)) continue;
+      if (prepared.failure !== null) return { ok: false, status: prepared.failure };
+      const cluster = this.chooseCluster(prepared);
+      const hash = prepared.hasher!.hash(metadata, this.options.channelId, random);
+      this.refs.ref(cluster);
+      let done = false;
+      const refs = this.refs;
+      return {
+        ok: true,
+        cluster,
+        clusterChild: clusterChildName(cluster),
+        hash,
+        timeoutMs: prepared.timeoutMs,
+        release: () => {
+          if (done) return;
+          done = true;
+          refs.unref(cluster);
+        },
+      };
+    }
+    return { ok: false, status: NO_ROUTE };
+  }
+
+  /** Drops this selector's references (when the channel replaces it); calls keep their own. Idempotent. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    for (const c of this.held) this.refs.unref(c);
+  }
+
+  /** A28: weighted_clusters — a random point in [0, total weight) falls in one cluster's share. */
+  private chooseCluster(route: PreparedRoute): string {
+    if (route.cumulative.length === 0) return route.clusters[0]!;
+    const point = Math.floor(this.options.random() * route.totalWeight);
+    const cumulative = route.cumulative;
+    let lo = 0;
+    let hi = cumulative.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (point < cumulative[mid]!) hi = mid;
+      else lo = mid + 1;
+    }
+    return route.clusters[lo]!;
+  }
+}

@@ -1,0 +1,248 @@
+// xds_cluster_impl_experimental (gRFC A37 "xds_cluster_impl_experimental LB Policy", with A74 "Changes in
+// xds_cluster_impl and xds_override_host LB policies"): EDS drop_overloads and circuit breaking for one
+// cluster, above the cluster's endpoint-picking policy. Per A74 its config keeps only the cluster name and the
+// child policy; the drops and the request limit come from the cluster's entry in the XdsConfig attribute.
+// Load reporting (LRS) is not implemented.
+
+import {
+  type CompletePick,
+  ConfigError,
+  ConfigReader,
+  childHelper,
+  type DropPick,
+  type Helper,
+  type LbUpdate,
+  type LoadBalancer,
+  type ParsedLbConfig,
+  type PickArgs,
+  type Picker,
+  type PickResult,
+  type PolicyFactory,
+  type PolicyLookup,
+  randomOf,
+  type Status,
+  unavailable,
+} from '../../core/index.js';
+import { ChildPolicy } from '../../policies/child-policy.js';
+import type { XdsDropCategory } from '../endpoints.js';
+import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../resources/types.js';
+import { xdsConfigOf } from '../xds-config.js';
+import {
+  acquireClusterCallStats,
+  type ClusterCallStats,
+  releaseClusterCallStats,
+} from './cluster-call-stats.js';
+
+export const XDS_CLUSTER_IMPL = 'xds_cluster_impl_experimental';
+
+export interface ClusterImplConfig {
+  readonly clusterName: string;
+  readonly childPolicy: ParsedLbConfig;
+}
+
+export function parseClusterImplConfig(
+  json: unknown,
+  path: string,
+  registry: PolicyLookup,
+): ClusterImplConfig {
+  const reader = new ConfigReader(json, path);
+  const name = reader.required('clusterName');
+  if (typeof name.value !== 'string' || name.value === '') {
+    throw new ConfigError(name.path, 'expected a non-empty cluster name');
+  }
+  const child = reader.required('childPolicy');
+  return { clusterName: name.value, childPolicy: registry.parseLbConfigList(child.value, child.path) };
+}
+
+/** What the cluster's XdsConfig entry says about drops and limits. */
+interface ClusterLimits {
+  readonly edsServiceName: string;
+  readonly maxRequests: number;
+  readonly drops: readonly XdsDropCategory[];
+}
+
+function limitsOf(update: LbUpdate<ClusterImplConfig>): ClusterLimits {
+  const entry = xdsConfigOf(update.attributes)?.clusters.get(update.config.clusterName);
+  if (entry === undefined || !entry.ok) {
+    return { edsServiceName: '', maxRequests: DEFAULT_MAX_CONCURRENT_REQUESTS, drops: [] };
+  }
+  const { cluster, children } = entry.value;
+  return {
+    edsServiceName: cluster.discovery.kind === 'eds' ? cluster.discovery.edsServiceName : '',
+    maxRequests: cluster.maxRequests,
+    drops: children.kind === 'endpoints' ? (children.endpoints?.drops ?? []) : [],
+  };
+}
+
+interface PreparedDrop {
+  readonly category: string;
+  readonly perMillion: number;
+  readonly result: DropPick;
+}
+
+/**
+ * Drops a call for each EDS drop category with that category's probability (one draw per category, in order),
+ * then drops it when the cluster already carries `maxRequests` calls, then asks the child. Complete picks get
+ * call hooks that count the call in flight; the hooked result is built once per child result.
+ */
+export class ClusterImplPicker implements Picker {
+  constructor(
+    private readonly child: Picker,
+    private readonly drops: readonly PreparedDrop[],
+    private readonly stats: ClusterCallStats,
+    private readonly maxRequests: number,
+    private readonly overLimit: DropPick,
+    private readonly random: () => number,
+    private readonly hooked: WeakMap<CompletePick, CompletePick>,
+  ) {}
+
+  pick(args: PickArgs): PickResult {
+    const drops = this.drops;
+    for (let i = 0; i < drops.length; i++) {
+      const drop = drops[i]!;
+      if (this.random() * 1_000_000 < drop.perMillion) {
+        this.stats.recordDrop(drop.category);
+        return drop.result;
+      }
+    }
+    if (this.stats.inFlight >= this.maxRequests) {
+      this.stats.uncategorizedDrops++;
+      return this.overLimit;
+    }
+    const result = this.child.constantResult ?? this.child.pick(args);
+    if (result.type !== 'complete') return result;
+    let hooked = this.hooked.get(result);
+    if (hooked === undefined) {
+      hooked = withCallCounting(result, this.stats);
+      this.hooked.set(result, hooked);
+    }
+    return hooked;
+  }
+}
+
+function withCallCounting(result: CompletePick, stats: ClusterCallStats): CompletePick {
+  const started = result.onCallStarted;
+  const ended = result.onCallEnded;
+  return Object.freeze({
+    type: 'complete',
+    subchannel: result.subchannel,
+    onCallStarted: () => {
+      stats.inFlight++;
+      started?.();
+    },
+    onCallEnded: (s: Status) => {
+      stats.inFlight--;
+      ended?.(s);
+    },
+  });
+}
+
+export class ClusterImplLb implements LoadBalancer<ClusterImplConfig> {
+  private readonly child: ChildPolicy;
+  private readonly random: () => number;
+  private readonly hooked = new WeakMap<CompletePick, CompletePick>();
+  private stats: ClusterCallStats | null = null;
+  private drops: readonly PreparedDrop[] = [];
+  private maxRequests = DEFAULT_MAX_CONCURRENT_REQUESTS;
+  private overLimit: DropPick = Object.freeze({ type: 'drop', status: unavailable('') });
+  /** The child's latest report, re-wrapped whenever drops or limits change. */
+  private last: { state: Parameters<Helper['updateState']>[0]; status: Status; picker: Picker } | null = null;
+  private destroyed = false;
+  /** While an update runs, child reports are only recorded; the update reports once at its end. */
+  private updating = false;
+
+  constructor(
+    private readonly helper: Helper,
+    registry: PolicyLookup,
+  ) {
+    this.random = randomOf(helper);
+    this.child = new ChildPolicy(
+      childHelper(helper, {
+        updateState: (state, s, picker) => {
+          if (this.destroyed) return;
+          this.last = { state, status: s, picker };
+          if (!this.updating) this.report();
+        },
+      }),
+      registry,
+    );
+  }
+
+  update(update: LbUpdate<ClusterImplConfig>): boolean {
+    if (this.destroyed) return false;
+    const { clusterName, childPolicy } = update.config;
+    const limits = limitsOf(update);
+    if (
+      this.stats === null ||
+      this.stats.cluster !== clusterName ||
+      this.stats.edsServiceName !== limits.edsServiceName
+    ) {
+      const previous = this.stats;
+      this.stats = acquireClusterCallStats(clusterName, limits.edsServiceName);
+      if (previous !== null) releaseClusterCallStats(previous);
+    }
+    this.maxRequests = limits.maxRequests;
+    this.overLimit = Object.freeze({
+      type: 'drop',
+      status: unavailable(
+        `cluster ${clusterName}: circuit breaking, ${limits.maxRequests} requests in flight`,
+      ),
+    });
+    this.drops = limits.drops
+      .filter((d) => d.perMillion > 0)
+      .map((d) => ({
+        category: d.category,
+        perMillion: d.perMillion,
+        result: Object.freeze({
+          type: 'drop',
+          status: unavailable(`EDS-configured drop: ${d.category} (cluster ${clusterName})`),
+        }) as DropPick,
+      }));
+    this.updating = true;
+    let accepted: boolean;
+    try {
+      accepted = this.child.update(childPolicy, update.endpoints, update.attributes, update.resolutionNote);
+    } finally {
+      this.updating = false;
+    }
+    // New drops or limits apply at once, even when the child did not report during the update.
+    this.report();
+    return accepted;
+  }
+
+  exitIdle(): void {
+    this.child.exitIdle();
+  }
+
+  resetBackoff(): void {
+    this.child.resetBackoff();
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    this.child.destroy();
+    if (this.stats !== null) releaseClusterCallStats(this.stats);
+    this.stats = null;
+  }
+
+  private report(): void {
+    const last = this.last;
+    if (last === null || this.stats === null) return;
+    const picker = new ClusterImplPicker(
+      last.picker,
+      this.drops,
+      this.stats,
+      this.maxRequests,
+      this.overLimit,
+      this.random,
+      this.hooked,
+    );
+    this.helper.updateState(last.state, last.status, picker);
+  }
+}
+
+export const clusterImplFactory: PolicyFactory<ClusterImplConfig> = {
+  name: XDS_CLUSTER_IMPL,
+  parseConfig: (json, path, registry) => parseClusterImplConfig(json, path, registry),
+  create: (helper, registry) => new ClusterImplLb(helper, registry),
+};

@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Code, type CompletePick, OK_STATUS, type PickResult } from '../../src/core/index.js';
+import { Simulation } from '../../src/sim/index.js';
+import { acquireClusterCallStats, releaseClusterCallStats } from '../../src/xds/index.js';
+import {
+  edsEntry,
+  endpointResource,
+  locality,
+  withXdsConfig,
+  xdsCluster,
+  xdsConfig,
+} from './xds-config-fixtures.js';
+
+function implConfig(clusterName: string): unknown {
+  return [{ xds_cluster_impl_experimental: { clusterName, childPolicy: [{ round_robin: {} }] } }];
+}
+
+const BACKENDS = ['10.0.0.1:80', '10.0.0.2:80'];
+
+function started(sim: Simulation, n: number): CompletePick[] {
+  const calls: CompletePick[] = [];
+  for (let i = 0; i < n; i++) {
+    const result = sim.picker.pick({ metadata: { get: () => [] } }) as PickResult;
+    assert.equal(result.type, 'complete');
+    const pick = result as CompletePick;
+    pick.onCallStarted?.();
+    calls.push(pick);
+  }
+  return calls;
+}
+
+function connected(clusterName: string, attributes: ReturnType<typeof withXdsConfig>, seed = 1): Simulation {
+  const sim = new Simulation({ seed });
+  for (const b of BACKENDS) sim.script(b, { connectAfterMs: 1 });
+  assert.ok(sim.update(BACKENDS, implConfig(clusterName), attributes));
+  sim.advance(1);
+  assert.equal(sim.state, 'READY');
+  return sim;
+}
+
+describe('xds_cluster_impl_experimental (A37 "xds_cluster_impl_experimental LB Policy", A74)', () => {
+  test('A37: EDS drop_overloads drop that share of calls with the category in the status, even wait-for-ready ones', () => {
+    const cluster = xdsCluster('c1');
+    const eds = endpointResource(
+      'c1',
+      [[locality('a', 1, BACKENDS)]],
+      [{ category: 'throttle', perMillion: 200_000 }],
+    );
+    const sim = connected('c1', withXdsConfig(xdsConfig({ c1: edsEntry(cluster, eds) })));
+    const stats = acquireClusterCallStats('c1', 'c1');
+    const before = stats.drops.get('throttle') ?? 0;
+    let dropped = 0;
+    const n = 20_000;
+    for (let i = 0; i < n; i++) {
+      const p = sim.pick();
+      if (p.type === 'drop') {
+        dropped++;
+        assert.equal(p.status.code, Code.UNAVAILABLE);
+        assert.match(p.status.details, /EDS-configured drop: throttle/);
+      } else assert.equal(p.type, 'complete');
+    }
+    assert.ok(Math.abs(dropped / n - 0.2) < 0.015, `dropped ${dropped} of ${n}`);
+    assert.equal(
+      (stats.drops.get('throttle') ?? 0) - before,
+      dropped,
+      'each drop is recorded under its category',
+    );
+    releaseClusterCallStats(stats);
+  });
+
+  test('A37: circuit breaking — a call over max_requests in flight is dropped UNAVAILABLE until one ends', () => {
+    const cluster = xdsCluster('c2', { maxRequests: 3 });
+    const eds = endpointResource('c2', [[locality('a', 1, BACKENDS)]]);
+    const sim = connected('c2', withXdsConfig(xdsConfig({ c2: edsEntry(cluster, eds) })));
+    const calls = started(sim, 3);
+    const over = sim.pick();
+    assert.equal(over.type, 'drop');
+    assert.equal(over.type === 'drop' && over.status.code, Code.UNAVAILABLE);
+    assert.match(over.type === 'drop' ? over.status.details : '', /circuit breaking/);
+    calls[0]!.onCallEnded?.(OK_STATUS);
+    assert.equal(sim.pick().type, 'complete');
+  });
+
+  test('A37 "Use Global Circuit Breaking Atomic": instances for the same cluster share one in-flight count', () => {
+    const cluster = xdsCluster('c3', { maxRequests: 2 });
+    const eds = endpointResource('c3', [[locality('a', 1, BACKENDS)]]);
+    const attributes = withXdsConfig(xdsConfig({ c3: edsEntry(cluster, eds) }));
+    const one = connected('c3', attributes);
+    const two = connected('c3', attributes);
+    started(one, 1);
+    started(two, 1);
+    assert.equal(one.pick().type, 'drop');
+    assert.equal(two.pick().type, 'drop');
+  });
+
+  test('A74: a new XdsConfig changes drops and limits at once, with the same child and connections', () => {
+    const cluster = xdsCluster('c4');
+    const eds = endpointResource('c4', [[locality('a', 1, BACKENDS)]]);
+    const sim = connected('c4', withXdsConfig(xdsConfig({ c4: edsEntry(cluster, eds) })));
+    const created = sim.subchannelsCreated;
+    const dropAll = endpointResource('c4', eds.priorities, [{ category: 'all', perMillion: 1_000_000 }]);
+    assert.ok(
+      sim.update(BACKENDS, implConfig('c4'), withXdsConfig(xdsConfig({ c4: edsEntry(cluster, dropAll) }))),
+    );
+    assert.equal(sim.pick().type, 'drop');
+    assert.equal(sim.subchannelsCreated, created);
+  });
+
+  test('A74: the config keeps only clusterName and childPolicy, validated with JSON paths', () => {
+    const sim = new Simulation();
+    assert.equal(
+      sim.update(BACKENDS, [{ xds_cluster_impl_experimental: { childPolicy: [{ round_robin: {} }] } }]),
+      false,
+    );
+    assert.equal(sim.lastConfigError?.path, '$[0].xds_cluster_impl_experimental.clusterName');
+    assert.equal(
+      sim.update(BACKENDS, [{ xds_cluster_impl_experimental: { clusterName: 'c', childPolicy: [] } }]),
+      false,
+    );
+    assert.equal(sim.lastConfigError?.path, '$[0].xds_cluster_impl_experimental.childPolicy');
+  });
+});
