@@ -1,8 +1,23 @@
 #!/usr/bin/env node
-// The `lbtree` command. `lbtree demo` plays scripted load-balancing scenarios on real loopback backends.
+// The `lbtree` command. `lbtree demo` plays scripted load-balancing scenarios on real loopback backends;
+// `lbtree simulate` runs an xDS cluster in the deterministic simulator. Only the commands that need real
+// servers load @grpc/grpc-js (an optional peer), and only when they run.
 import { parseArgs } from 'node:util';
-import { runDemo, SCENARIOS } from './demo/run-demo.js';
-import { simulate } from './simulate/command.js';
+import { SCENARIOS } from './demo/catalog.js';
+import { MissingPeerError, withGrpcJs } from './optional-peer.js';
+
+/** Two aligned columns: each term padded to the longest, descriptions wrapped under one another. */
+function columns(rows: readonly (readonly [string, string])[], indent = 2): string {
+  const width = Math.max(...rows.map(([term]) => term.length)) + 2;
+  return rows
+    .map(([term, text]) =>
+      text
+        .split('\n')
+        .map((line, i) => `${' '.repeat(indent)}${(i === 0 ? term : '').padEnd(width)}${line}`)
+        .join('\n'),
+    )
+    .join('\n');
+}
 
 const HELP = `lbtree — gRPC client-side load balancing for Node.js
 
@@ -11,52 +26,102 @@ Usage:
   lbtree simulate --cluster FILE --endpoints FILE --scenario FILE [--html OUT.html]
   lbtree --help
 
-demo    Starts real gRPC servers on loopback (IPv4, and IPv6 when available), a client channel that
-        balances with lbtree, and plays scripted scenarios under steady RPC load. On a terminal it shows a
-        live view; otherwise (or with --plain) it prints progress lines. Ends with a summary.
-
-simulate
-        Runs an xDS cluster in the deterministic simulator: an Envoy Cluster and ClusterLoadAssignment
-        (proto3 JSON or YAML) become lbtree's policy tree (A52 LB policy registry, EDS → priority tree),
-        driven by a request rate and a scripted scenario (endpoints, localities or priorities failing,
-        hanging, recovering). Prints a timeline and the traffic share per priority / locality / endpoint;
-        --html writes a self-contained page with charts. Examples: examples/simulate/.
+Commands:
+${columns([
+  [
+    'demo',
+    'Starts real gRPC servers on loopback (IPv4, and IPv6 when available), a client channel that\n' +
+      'balances with lbtree, and plays scripted scenarios under steady RPC load. On a terminal it shows\n' +
+      'a live view; otherwise (or with --plain) it prints progress lines. Ends with a summary.\n' +
+      'Needs @grpc/grpc-js installed beside lbtree.',
+  ],
+  [
+    'simulate',
+    'Runs an xDS cluster in the deterministic simulator: an Envoy Cluster and ClusterLoadAssignment\n' +
+      '(proto3 JSON or YAML) become lbtree’s policy tree (A52 LB policy registry, EDS → priority tree),\n' +
+      'driven by a request rate and a scripted scenario (endpoints, localities or priorities failing,\n' +
+      'hanging, recovering). Prints a timeline and the traffic share per priority / locality /\n' +
+      'endpoint; --html writes a self-contained page with charts. Examples: examples/simulate/.',
+  ],
+])}
 
 Demo options:
-  --scenario    Scenarios to play, comma-separated (default: all): ${SCENARIOS.map((s) => s.name).join(', ')}
-  --duration    Seconds of load per scenario, 6 to 600 (default 12; Happy Eyeballs uses at most 4)
-  --plain       Progress lines even on a terminal
-  -h, --help    This text
+${columns([
+  ['--scenario NAME,…', 'Scenarios to play, comma-separated (default: all)'],
+  [
+    '--duration SECONDS',
+    'Seconds of load per scenario, 6 to 600 (default 12; Happy Eyeballs uses at most 4)',
+  ],
+  ['--plain', 'Progress lines even on a terminal'],
+])}
 
-Scenarios:
-${SCENARIOS.map((s) => `  ${s.name.padEnd(16)} ${s.summary}`).join('\n')}
+Simulate options:
+${columns([
+  ['--cluster FILE', 'The Envoy Cluster resource (YAML or proto3 JSON)'],
+  ['--endpoints FILE', 'Its ClusterLoadAssignment'],
+  ['--scenario FILE', 'Rate, step, duration and timed events (see examples/simulate/)'],
+  ['--html OUT.html', 'Also write a self-contained page with charts'],
+])}
+
+Other options:
+${columns([['-h, --help', 'This text']])}
+
+Demo scenarios:
+${columns(SCENARIOS.map((s) => [s.name, s.summary]))}
 `;
 
-async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      scenario: { type: 'string' },
-      duration: { type: 'string' },
-      plain: { type: 'boolean', default: false },
-      cluster: { type: 'string' },
-      endpoints: { type: 'string' },
-      html: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  const command = positionals[0];
-  if (values.help || command === undefined || command === 'help') {
-    process.stdout.write(HELP);
-    return values.help || command === 'help' ? 0 : 2;
+/** Which options each command takes (the rest are usage errors). */
+const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  demo: ['scenario', 'duration', 'plain'],
+  simulate: ['cluster', 'endpoints', 'scenario', 'html'],
+};
+
+class UsageError extends Error {}
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        scenario: { type: 'string' },
+        duration: { type: 'string' },
+        plain: { type: 'boolean' },
+        cluster: { type: 'string' },
+        endpoints: { type: 'string' },
+        html: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    // node:util's messages name the option; its stack is of no use to someone who mistyped a flag.
+    const code = (e as { code?: string }).code ?? '';
+    if (!code.startsWith('ERR_PARSE_ARGS')) throw e;
+    const unknown = /Unknown option '([^']+)'/.exec((e as Error).message);
+    throw new UsageError(unknown ? `unknown option ${unknown[1]}` : (e as Error).message);
   }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv);
+  const command = positionals[0];
+  if (values.help || command === 'help') {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (command === undefined) throw new UsageError('no command given');
+  const allowed = COMMAND_OPTIONS[command];
+  if (!allowed) throw new UsageError(`unknown command "${command}"`);
+  if (positionals.length > 1)
+    throw new UsageError(`unexpected argument "${positionals[1]}" after ${command}`);
+  for (const option of Object.keys(values))
+    if (!allowed.includes(option)) throw new UsageError(`${command} takes no --${option} option`);
+
   if (command === 'simulate') {
     const { cluster, endpoints, scenario, html } = values;
-    if (!cluster || !endpoints || !scenario) {
-      process.stderr.write('lbtree simulate: --cluster, --endpoints and --scenario are required\n');
-      return 2;
-    }
+    if (!cluster || !endpoints || !scenario)
+      throw new UsageError('simulate needs --cluster, --endpoints and --scenario');
+    const { simulate } = await import('./simulate/command.js');
     try {
       simulate({ cluster, endpoints, scenario, ...(html ? { html } : {}) }, (text) =>
         process.stdout.write(text),
@@ -68,24 +133,18 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   }
-  if (command !== 'demo') {
-    process.stderr.write(`lbtree: unknown command "${command}"\n\n${HELP}`);
-    return 2;
-  }
+
   const durationS = values.duration === undefined ? 12 : Number(values.duration);
   // At least 6 s: a backend that returns is reconnected after its subchannel's backoff (1 s, then 1.6 s, …).
-  if (!Number.isFinite(durationS) || durationS < 6 || durationS > 600) {
-    process.stderr.write('lbtree: --duration must be a number of seconds between 6 and 600\n');
-    return 2;
-  }
+  if (!Number.isFinite(durationS) || durationS < 6 || durationS > 600)
+    throw new UsageError('--duration must be a number of seconds between 6 and 600');
   const names = values.scenario?.split(',').map((s) => s.trim()) ?? SCENARIOS.map((s) => s.name);
   const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
-  if (unknown.length > 0) {
-    process.stderr.write(
-      `lbtree: unknown scenario ${unknown.join(', ')} (have: ${SCENARIOS.map((s) => s.name).join(', ')})\n`,
+  if (unknown.length > 0)
+    throw new UsageError(
+      `unknown scenario ${unknown.join(', ')} (have: ${SCENARIOS.map((s) => s.name).join(', ')})`,
     );
-    return 2;
-  }
+  const { runDemo } = await withGrpcJs('demo', () => import('./demo/run-demo.js'));
   const ok = await runDemo({
     scenarios: SCENARIOS.filter((s) => names.includes(s.name)),
     durationMs: durationS * 1000,
@@ -97,6 +156,14 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e) => {
+    if (e instanceof UsageError) {
+      process.stderr.write(`lbtree: ${e.message}\nRun "lbtree --help" for usage.\n`);
+      process.exit(2);
+    }
+    if (e instanceof MissingPeerError) {
+      process.stderr.write(`${e.message}\n`);
+      process.exit(1);
+    }
     process.stderr.write(`lbtree: ${(e as Error).stack ?? e}\n`);
     process.exit(1);
   },

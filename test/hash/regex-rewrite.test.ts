@@ -8,8 +8,8 @@ import { seededRandom } from '../../src/sim/seeded-random.js';
 // (quadratic) but obviously right; RegexRewrite must give the same output on every pattern and input.
 const compiled = new Map<string, RE2JS>();
 function referenceRewrite(pattern: string, substitution: string, input: string): string {
-  let regex = compiled.get(pattern);
-  if (!regex) compiled.set(pattern, (regex = RE2JS.compile(pattern)));
+  const regex = compiled.get(pattern) ?? RE2JS.compile(pattern);
+  compiled.set(pattern, regex);
   const m = regex.matcher(input);
   const end = input.length;
   let out = '';
