@@ -23,7 +23,7 @@ const HELP = `lbtree — gRPC client-side load balancing for Node.js
 
 Usage:
   lbtree demo [--scenario NAME[,NAME…]] [--duration SECONDS] [--plain]
-  lbtree simulate --cluster FILE --endpoints FILE --scenario FILE [--html OUT.html]
+  lbtree simulate --cluster FILE --endpoints FILE --scenario FILE [--html OUT.html] [--ignore-unknown-fields]
   lbtree --help
 
 Commands:
@@ -61,6 +61,10 @@ ${columns([
   ['--endpoints FILE', 'Its ClusterLoadAssignment'],
   ['--scenario FILE', 'Rate, step, duration and timed events (see examples/simulate/)'],
   ['--html OUT.html', 'Also write a self-contained page with charts'],
+  [
+    '--ignore-unknown-fields',
+    'Skip Envoy fields lbtree does not describe (default: reject them as misspellings)',
+  ],
 ])}
 
 Other options:
@@ -73,7 +77,7 @@ ${columns(SCENARIOS.map((s) => [s.name, s.summary]))}
 /** Which options each command takes (the rest are usage errors). */
 const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   demo: ['scenario', 'duration', 'plain'],
-  simulate: ['cluster', 'endpoints', 'scenario', 'html'],
+  simulate: ['cluster', 'endpoints', 'scenario', 'html', 'ignore-unknown-fields'],
 };
 
 class UsageError extends Error {}
@@ -90,6 +94,7 @@ function parse(argv: string[]) {
         cluster: { type: 'string' },
         endpoints: { type: 'string' },
         html: { type: 'string' },
+        'ignore-unknown-fields': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -123,8 +128,15 @@ async function main(argv: string[]): Promise<number> {
       throw new UsageError('simulate needs --cluster, --endpoints and --scenario');
     const { simulate } = await import('./simulate/command.js');
     try {
-      simulate({ cluster, endpoints, scenario, ...(html ? { html } : {}) }, (text) =>
-        process.stdout.write(text),
+      simulate(
+        {
+          cluster,
+          endpoints,
+          scenario,
+          ...(html ? { html } : {}),
+          ignoreUnknownFields: values['ignore-unknown-fields'] === true,
+        },
+        (text) => process.stdout.write(text),
       );
     } catch (e) {
       // Invalid resources and scenarios are the user's input: show the reason, not a stack.

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { clusterToTreeFromJson } from '../../xds/index.js';
 import { htmlReport } from './html.js';
@@ -11,6 +11,8 @@ export interface SimulateOptions {
   readonly endpoints: string;
   readonly scenario: string;
   readonly html?: string;
+  /** Skip fields lbtree's Envoy schema does not describe instead of rejecting them as misspellings. */
+  readonly ignoreUnknownFields?: boolean;
 }
 
 /** YAML is a superset of JSON, so one parser reads both ways people write Envoy resources. */
@@ -27,10 +29,21 @@ function readResource(path: string): unknown {
  * lbtree's policy tree, run in the simulator under the scenario; prints the timeline and shares.
  */
 export function simulate(options: SimulateOptions, out: (text: string) => void): void {
-  // Envoy resources written by hand carry fields lbtree does not use (health checks, timeouts, …).
-  const tree = clusterToTreeFromJson(readResource(options.cluster), readResource(options.endpoints), {
-    ignoreUnknownFields: true,
-  });
+  // The page is written last: find out now, not after the run, that it cannot be.
+  if (options.html) checkWritable(options.html);
+  const endpoints = readResource(options.endpoints);
+  checkLocalityWeights(endpoints, options.endpoints);
+  let tree: ReturnType<typeof clusterToTreeFromJson>;
+  try {
+    tree = clusterToTreeFromJson(readResource(options.cluster), endpoints, {
+      ignoreUnknownFields: options.ignoreUnknownFields === true,
+    });
+  } catch (e) {
+    const hint = /unknown field/.test((e as Error).message)
+      ? ' (a misspelling? --ignore-unknown-fields skips fields lbtree does not describe)'
+      : '';
+    throw new Error(`${options.cluster} / ${options.endpoints}: ${(e as Error).message}${hint}`);
+  }
   const scenario = parseScenario(readResource(options.scenario));
   const report = runScenario(tree, scenario);
   const title = `lbtree simulate: ${options.cluster} + ${options.endpoints} under ${options.scenario}`;
@@ -38,7 +51,37 @@ export function simulate(options: SimulateOptions, out: (text: string) => void):
   const timeline = textReport(report);
   out(`${timeline}\n`);
   if (options.html) {
-    writeFileSync(options.html, htmlReport(report, title, timeline));
+    writeFileSync(options.html, htmlReport(report, title, timeline, scenario));
     out(`\nwrote ${options.html}\n`);
   }
+}
+
+function checkWritable(path: string): void {
+  try {
+    closeSync(openSync(path, 'w'));
+  } catch (e) {
+    throw new Error(`--html ${path}: cannot write the page (${(e as Error).message})`);
+  }
+}
+
+/**
+ * An EDS locality without load_balancing_weight (or with 0) is ignored by gRPC clients (gRFC A27), so it
+ * would never get traffic; when every locality of a priority is like that the priority policy is left with
+ * nothing to balance. Say so, naming the locality, instead of letting either happen silently.
+ */
+function checkLocalityWeights(assignment: unknown, file: string): void {
+  const localities = (assignment as { endpoints?: unknown } | null)?.endpoints;
+  if (!Array.isArray(localities)) return;
+  localities.forEach((l: Record<string, unknown> | null, i) => {
+    const weight = l?.load_balancing_weight ?? l?.loadBalancingWeight;
+    const value =
+      typeof weight === 'object' && weight !== null ? (weight as { value?: unknown }).value : weight;
+    if (value === undefined || Number(value) === 0) {
+      const name = JSON.stringify(l?.locality ?? {});
+      throw new Error(
+        `${file}: endpoints[${i}] (locality ${name}) has no load_balancing_weight; gRPC ignores a locality ` +
+          'without a positive weight (gRFC A27), so it would get no traffic. Give it a weight such as 1.',
+      );
+    }
+  });
 }
