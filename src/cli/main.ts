@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The `lbtree` command. `lbtree demo` plays scripted load-balancing scenarios on real loopback backends;
-// `lbtree simulate` runs an xDS cluster in the deterministic simulator. Only the commands that need real
-// servers load @grpc/grpc-js (an optional peer), and only when they run.
+// `lbtree simulate` runs an xDS cluster in the deterministic simulator; `lbtree control-plane` serves xDS
+// resources. Only the commands that need real servers (demo, control-plane) load @grpc/grpc-js (an optional
+// peer), and only when they run.
 import { parseArgs } from 'node:util';
 import { SCENARIOS } from './demo/catalog.js';
 import { MissingPeerError, withGrpcJs } from './optional-peer.js';
@@ -24,6 +25,7 @@ const HELP = `lbtree — gRPC client-side load balancing for Node.js
 Usage:
   lbtree demo [--scenario NAME[,NAME…]] [--duration SECONDS] [--plain]
   lbtree simulate --cluster FILE --endpoints FILE --scenario FILE [--html OUT.html] [--ignore-unknown-fields]
+  lbtree control-plane --resources FILE [--port N] [--host H] [--print-bootstrap] [--bootstrap-file OUT]
   lbtree --help
 
 Commands:
@@ -42,6 +44,15 @@ ${columns([
       'driven by a request rate and a scripted scenario (endpoints, localities or priorities failing,\n' +
       'hanging, recovering). Prints a timeline and the traffic share per priority / locality /\n' +
       'endpoint; --html writes a self-contained page with charts. Examples: examples/simulate/.',
+  ],
+  [
+    'control-plane',
+    'An xDS control plane (ADS v3, state of the world) on grpc-js serving the Envoy resources in\n' +
+      'FILE (YAML or JSON: a list of proto3 JSON resources with "@type") to any gRPC xDS client.\n' +
+      'Prints "listening on HOST:PORT", reloads FILE when it changes (a new version for every\n' +
+      'client; a file that does not load is reported and the last good set keeps serving), prints\n' +
+      "every client's ACK and NACK, and stops on SIGTERM / Ctrl-C. Example: examples/control-plane/.\n" +
+      'Needs @grpc/grpc-js installed beside lbtree.',
   ],
 ])}
 
@@ -67,6 +78,16 @@ ${columns([
   ],
 ])}
 
+Control-plane options:
+${columns([
+  ['--resources FILE', 'The resources file (required)'],
+  ['--port N', 'Port to listen on (default 18000; 0 picks a free one)'],
+  ['--host H', 'Address to listen on (default 127.0.0.1)'],
+  ['--print-bootstrap', 'Print a client bootstrap JSON (for GRPC_XDS_BOOTSTRAP_CONFIG) once listening'],
+  ['--bootstrap-file OUT', 'Write that bootstrap to a file (for GRPC_XDS_BOOTSTRAP)'],
+  ['--node-id ID', 'node.id in the bootstrap (default lbtree-client)'],
+])}
+
 Other options:
 ${columns([['-h, --help', 'This text']])}
 
@@ -78,6 +99,7 @@ ${columns(SCENARIOS.map((s) => [s.name, s.summary]))}
 const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   demo: ['scenario', 'duration', 'plain'],
   simulate: ['cluster', 'endpoints', 'scenario', 'html', 'ignore-unknown-fields'],
+  'control-plane': ['resources', 'port', 'host', 'print-bootstrap', 'bootstrap-file', 'node-id'],
 };
 
 class UsageError extends Error {}
@@ -95,6 +117,12 @@ function parse(argv: string[]) {
         endpoints: { type: 'string' },
         html: { type: 'string' },
         'ignore-unknown-fields': { type: 'boolean' },
+        resources: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'print-bootstrap': { type: 'boolean' },
+        'bootstrap-file': { type: 'string' },
+        'node-id': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -146,6 +174,8 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
+  if (command === 'control-plane') return controlPlane(values);
+
   const durationS = values.duration === undefined ? 12 : Number(values.duration);
   // At least 6 s: a backend that returns is reconnected after its subchannel's backoff (1 s, then 1.6 s, …).
   if (!Number.isFinite(durationS) || durationS < 6 || durationS > 600)
@@ -163,6 +193,40 @@ async function main(argv: string[]): Promise<number> {
     live: process.stdout.isTTY === true && !values.plain,
   });
   return ok ? 0 : 1;
+}
+
+async function controlPlane(values: {
+  resources?: string | undefined;
+  port?: string | undefined;
+  host?: string | undefined;
+  'print-bootstrap'?: boolean | undefined;
+  'bootstrap-file'?: string | undefined;
+  'node-id'?: string | undefined;
+}): Promise<number> {
+  if (!values.resources) throw new UsageError('control-plane needs --resources FILE');
+  const port = values.port === undefined ? 18000 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError('--port must be a port number (0 to 65535)');
+  const { runControlPlane } = await withGrpcJs('control-plane', () => import('./control-plane/command.js'));
+  const stopped = new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  return runControlPlane(
+    {
+      resources: values.resources,
+      host: values.host ?? '127.0.0.1',
+      port,
+      printBootstrap: values['print-bootstrap'] === true,
+      ...(values['bootstrap-file'] ? { bootstrapFile: values['bootstrap-file'] } : {}),
+      ...(values['node-id'] ? { nodeId: values['node-id'] } : {}),
+    },
+    {
+      out: (line) => process.stdout.write(`${line}\n`),
+      err: (line) => process.stderr.write(`${line}\n`),
+      stopped,
+    },
+  );
 }
 
 main(process.argv.slice(2)).then(
