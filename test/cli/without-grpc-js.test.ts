@@ -66,11 +66,16 @@ describe('lbtree installed without @grpc/grpc-js (an optional peer dependency)',
     assert.match(r.stdout, /priority/);
   });
 
-  test('lbtree demo says what to install, without a stack trace', () => {
-    const r = lbtree('demo', '--plain');
-    assert.equal(r.status, 1);
-    assert.match(r.stderr, /lbtree demo needs @grpc\/grpc-js/);
-    assert.match(r.stderr, /npm install @grpc\/grpc-js/);
-    assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  test('lbtree demo and lbtree control-plane say what to install, without a stack trace', () => {
+    for (const [command, ...args] of [
+      ['demo', '--plain'],
+      ['control-plane', '--resources', 'examples/control-plane/resources.yaml'],
+    ]) {
+      const r = lbtree(command!, ...args);
+      assert.equal(r.status, 1, `${command}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`lbtree ${command} needs @grpc/grpc-js`));
+      assert.match(r.stderr, /npm install @grpc\/grpc-js/);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    }
   });
 });
