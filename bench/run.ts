@@ -4,11 +4,13 @@
  */
 
 import { runAdapterBench } from './adapter.js';
+import { runEdsDecodeBench } from './eds-decode.js';
 import { runPriorityBench } from './priority.js';
 import { runRegexRewriteBench } from './regex-rewrite.js';
 import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
 import { runStormBench } from './storm.js';
+import { runWeightedRoundRobinBench } from './weighted-round-robin.js';
 
 const sections: Record<string, () => void | Promise<void>> = {
   'round-robin': runRoundRobinBench,
@@ -17,6 +19,8 @@ const sections: Record<string, () => void | Promise<void>> = {
   'ring-hash': runRingHashBench,
   'regex-rewrite': runRegexRewriteBench,
   storm: runStormBench,
+  'weighted-round-robin': runWeightedRoundRobinBench,
+  'eds-decode': runEdsDecodeBench,
 };
 
 const filter = process.argv.slice(2);

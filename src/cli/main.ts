@@ -24,7 +24,7 @@ const HELP = `lbtree — gRPC client-side load balancing for Node.js
 
 Usage:
   lbtree demo [--scenario NAME[,NAME…]] [--duration SECONDS] [--plain]
-  lbtree simulate --cluster FILE --endpoints FILE --scenario FILE [--html OUT.html] [--ignore-unknown-fields]
+  lbtree simulate --cluster FILE --endpoints FILE --scenario FILE [--html OUT.html]
   lbtree control-plane --resources FILE [--port N] [--host H] [--print-bootstrap] [--bootstrap-file OUT]
   lbtree --help
 
@@ -72,10 +72,6 @@ ${columns([
   ['--endpoints FILE', 'Its ClusterLoadAssignment'],
   ['--scenario FILE', 'Rate, step, duration and timed events (see examples/simulate/)'],
   ['--html OUT.html', 'Also write a self-contained page with charts'],
-  [
-    '--ignore-unknown-fields',
-    'Skip Envoy fields lbtree does not describe (default: reject them as misspellings)',
-  ],
 ])}
 
 Control-plane options:
@@ -98,7 +94,7 @@ ${columns(SCENARIOS.map((s) => [s.name, s.summary]))}
 /** Which options each command takes (the rest are usage errors). */
 const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   demo: ['scenario', 'duration', 'plain'],
-  simulate: ['cluster', 'endpoints', 'scenario', 'html', 'ignore-unknown-fields'],
+  simulate: ['cluster', 'endpoints', 'scenario', 'html'],
   'control-plane': ['resources', 'port', 'host', 'print-bootstrap', 'bootstrap-file', 'node-id'],
 };
 
@@ -116,7 +112,6 @@ function parse(argv: string[]) {
         cluster: { type: 'string' },
         endpoints: { type: 'string' },
         html: { type: 'string' },
-        'ignore-unknown-fields': { type: 'boolean' },
         resources: { type: 'string' },
         port: { type: 'string' },
         host: { type: 'string' },
@@ -162,7 +157,6 @@ async function main(argv: string[]): Promise<number> {
           endpoints,
           scenario,
           ...(html ? { html } : {}),
-          ignoreUnknownFields: values['ignore-unknown-fields'] === true,
         },
         (text) => process.stdout.write(text),
       );

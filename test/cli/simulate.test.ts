@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
+import { simulate } from '../../src/cli/simulate/command.js';
 import { runScenario } from '../../src/cli/simulate/run-scenario.js';
 import { parseScenario, ScenarioError } from '../../src/cli/simulate/scenario.js';
 import { clusterToTreeFromJson } from '../../src/xds/index.js';
@@ -119,7 +120,7 @@ const cli = (...args: string[]) =>
     timeout: 60_000,
   });
 
-test('lbtree simulate: a misspelled Envoy field, a weightless locality and an unwritable --html fail (exit 1), naming them', () => {
+test('lbtree simulate: a weightless locality and an unwritable --html fail (exit 1), naming them', () => {
   const dir = mkdtempSync(join(tmpdir(), 'lbtree-'));
   const misspelled = join(dir, 'endpoints.json');
   const endpoints = example('endpoints-two-priorities.yaml');
@@ -142,7 +143,6 @@ test('lbtree simulate: a misspelled Envoy field, a weightless locality and an un
   let r = run(misspelled);
   assert.equal(r.status, 1);
   assert.match(r.stderr, /endpoints\[1\]\.lb_endpointz: unknown field/);
-  assert.match(r.stderr, /--ignore-unknown-fields/);
   r = run(weightless);
   assert.equal(r.status, 1);
   assert.match(r.stderr, /endpoints\[2\] \(locality .*us-west1-a.*\) has no load_balancing_weight/);
@@ -150,4 +150,29 @@ test('lbtree simulate: a misspelled Envoy field, a weightless locality and an un
   assert.equal(r.status, 1);
   assert.match(r.stderr, /--html .*no-such-dir\/out\.html: cannot write the page/);
   assert.doesNotMatch(r.stdout, /Traffic share/, 'found out before running');
+});
+
+test('lbtree simulate rejects an unknown field in a resource file, naming its JSON path', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lbtree-'));
+  const cluster = join(dir, 'cluster.yaml');
+  const typo = readFileSync('examples/simulate/cluster-wrr-locality.yaml', 'utf8').replace(
+    /^name: /m,
+    'nmae: typo\nname: ',
+  );
+  writeFileSync(cluster, typo);
+  const options = {
+    cluster,
+    endpoints: 'examples/simulate/endpoints-two-priorities.yaml',
+    scenario: 'examples/simulate/scenario-zone-outage.yaml',
+  };
+  assert.throws(
+    () => simulate(options, () => {}),
+    /^ProtoJsonError: \$\.nmae: unknown field of envoy\.config\.cluster\.v3\.Cluster/,
+  );
+  writeFileSync(cluster, typo.replace('nmae: typo\n', ''));
+  let printed = '';
+  simulate(options, (text) => {
+    printed += text;
+  });
+  assert.match(printed, /root LB config/);
 });

@@ -11,8 +11,6 @@ export interface SimulateOptions {
   readonly endpoints: string;
   readonly scenario: string;
   readonly html?: string;
-  /** Skip fields lbtree's Envoy schema does not describe instead of rejecting them as misspellings. */
-  readonly ignoreUnknownFields?: boolean;
 }
 
 /** YAML is a superset of JSON, so one parser reads both ways people write Envoy resources. */
@@ -33,17 +31,9 @@ export function simulate(options: SimulateOptions, out: (text: string) => void):
   if (options.html) checkWritable(options.html);
   const endpoints = readResource(options.endpoints);
   checkLocalityWeights(endpoints, options.endpoints);
-  let tree: ReturnType<typeof clusterToTreeFromJson>;
-  try {
-    tree = clusterToTreeFromJson(readResource(options.cluster), endpoints, {
-      ignoreUnknownFields: options.ignoreUnknownFields === true,
-    });
-  } catch (e) {
-    const hint = /unknown field/.test((e as Error).message)
-      ? ' (a misspelling? --ignore-unknown-fields skips fields lbtree does not describe)'
-      : '';
-    throw new Error(`${options.cluster} / ${options.endpoints}: ${(e as Error).message}${hint}`);
-  }
+  // Every Envoy field is known (the generated protos are complete), so an unknown one is a typo: it is
+  // rejected with its JSON path rather than silently dropped.
+  const tree = clusterToTreeFromJson(readResource(options.cluster), endpoints);
   const scenario = parseScenario(readResource(options.scenario));
   const report = runScenario(tree, scenario);
   const title = `lbtree simulate: ${options.cluster} + ${options.endpoints} under ${options.scenario}`;
