@@ -4,6 +4,7 @@ import {
   ConfigReader,
   expectInteger,
   type Helper,
+  MAX_UINT32,
   type PickArgs,
   type Picker,
   type PickResult,
@@ -27,8 +28,6 @@ export const MAX_CHOICE_COUNT = 10;
 export interface LeastRequestConfig {
   readonly choiceCount: number;
 }
-
-const MAX_UINT32 = 0xffff_ffff;
 
 /**
  * Parses `{ choiceCount }` (or `choice_count`): a uint32, default 2; below 2 is rejected, above 10 is
