@@ -5,6 +5,7 @@ import { pickFirstFactory } from './pick-first/index.js';
 import { priorityFactory } from './priority/index.js';
 import { ringHashFactory } from './ring-hash/index.js';
 import { roundRobinFactory } from './round-robin.js';
+import { weightedRoundRobinFactory } from './weighted-round-robin/index.js';
 import { weightedTargetFactory } from './weighted-target/index.js';
 import { wrrLocalityFactory } from './wrr-locality.js';
 
@@ -18,6 +19,7 @@ export const ALL_POLICIES = [
   leastRequestFactory,
   wrrLocalityFactory,
   outlierDetectionFactory,
+  weightedRoundRobinFactory,
 ] as const;
 
 /**
@@ -29,6 +31,7 @@ export const ALL_POLICIES = [
 export const POLICY_ALIASES: Readonly<Record<string, readonly string[]>> = {
   [pickFirstFactory.name]: ['lbtree_pick_first'],
   [roundRobinFactory.name]: ['lbtree_round_robin'],
+  [weightedRoundRobinFactory.name]: ['lbtree_weighted_round_robin'],
   [priorityFactory.name]: ['priority'],
   [weightedTargetFactory.name]: ['weighted_target'],
   [ringHashFactory.name]: ['ring_hash'],

@@ -10,5 +10,6 @@ export * from './priority/index.js';
 export * from './ring-hash/index.js';
 export * from './round-robin.js';
 export * from './snapshot-array.js';
+export * from './weighted-round-robin/index.js';
 export * from './weighted-target/index.js';
 export * from './wrr-locality.js';
