@@ -78,6 +78,8 @@ export function clusterLbConfig(bytes: Uint8Array, options: ClusterOptions = {})
 
 export * from './client/index.js';
 export * from './policies/index.js';
+// The LDS / RDS / CDS / EDS resource types an XdsClient watches, their validated values, selectVirtualHost.
+export * from './resources/index.js';
 export {
   XDS_CONFIG_ATTRIBUTE,
   type XdsAggregateConfig,
