@@ -5,21 +5,23 @@ export function protoFieldName(jsonName: string): string {
   return jsonName.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
-function describe(value: unknown): string {
+/** A value as an error message shows it: `number NaN`, `string "x"`, `an object` (JSON would print NaN as null). */
+export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number' || typeof value === 'bigint') return `${typeof value} ${String(value)}`;
   return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`;
 }
 
 export function expectObject(value: unknown, path: string): Readonly<Record<string, unknown>> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ConfigError(path, `expected an object, got ${describe(value)}`);
+    throw new ConfigError(path, `expected an object, got ${describeValue(value)}`);
   }
   return value as Record<string, unknown>;
 }
 
 export function expectArray(value: unknown, path: string): readonly unknown[] {
-  if (!Array.isArray(value)) throw new ConfigError(path, `expected an array, got ${describe(value)}`);
+  if (!Array.isArray(value)) throw new ConfigError(path, `expected an array, got ${describeValue(value)}`);
   return value;
 }
 
@@ -65,7 +67,7 @@ export class ConfigReader {
     const found = this.field(jsonName);
     if (!found) return undefined;
     if (typeof found.value !== 'boolean') {
-      throw new ConfigError(found.path, `expected a boolean, got ${describe(found.value)}`);
+      throw new ConfigError(found.path, `expected a boolean, got ${describeValue(found.value)}`);
     }
     return found.value;
   }
@@ -74,7 +76,7 @@ export class ConfigReader {
     const found = this.field(jsonName);
     if (!found) return undefined;
     if (typeof found.value !== 'string') {
-      throw new ConfigError(found.path, `expected a string, got ${describe(found.value)}`);
+      throw new ConfigError(found.path, `expected a string, got ${describeValue(found.value)}`);
     }
     return found.value;
   }
@@ -97,7 +99,7 @@ export class ConfigReader {
 export function expectInteger(value: unknown, path: string, min: number, max: number): number {
   const n = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n)) {
-    throw new ConfigError(path, `expected an integer, got ${describe(value)}`);
+    throw new ConfigError(path, `expected an integer, got ${describeValue(value)}`);
   }
   if (n < min || n > max) throw new ConfigError(path, `${n} is out of range [${min}, ${max}]`);
   return n;

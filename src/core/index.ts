@@ -3,6 +3,7 @@ export * from './attributes.js';
 export * from './channel-args.js';
 export * from './child-helper.js';
 export * from './clock.js';
+export * from './config-depth.js';
 export * from './config-error.js';
 export * from './config-reader.js';
 export * from './connectivity-state.js';

@@ -31,7 +31,11 @@ export interface CompletePick {
 export interface QueuePick {
   readonly type: 'queue';
 }
-/** Fails the call, unless it is wait-for-ready, in which case the channel queues it. */
+/**
+ * Fails the call, unless it is wait-for-ready and the status is UNAVAILABLE (no backend can take it yet), in
+ * which case the channel queues it. Any other status says waiting cannot help (ring_hash without a request
+ * hash: INTERNAL), so wait-for-ready calls fail at once too.
+ */
 export interface FailPick {
   readonly type: 'fail';
   readonly status: Status;

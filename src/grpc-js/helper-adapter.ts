@@ -18,6 +18,13 @@ const TRACER = 'lbtree';
 // tracer costs one branch and builds no message.
 const traceEnabled = (process.env.GRPC_TRACE ?? '').split(',').some((t) => t === TRACER || t === 'all');
 
+/** lbtree's trace output (`GRPC_TRACE=lbtree`) through grpc-js's tracer, each line naming the policy. */
+export function lbtreeTracer(policyName: string): Trace {
+  return traceEnabled
+    ? (message) => experimental.trace(logVerbosity.DEBUG, TRACER, `${policyName}: ${message()}`)
+    : () => {};
+}
+
 /**
  * Our Helper on top of grpc-js's ChannelControlHelper: subchannels are created with the latest channel
  * options and registered with channelz; pickers are wrapped for grpc-js.
@@ -32,9 +39,7 @@ export class GrpcHelperAdapter implements Helper {
     private readonly grpc: experimental.ChannelControlHelper,
     policyName: string,
   ) {
-    this.trace = traceEnabled
-      ? (message) => experimental.trace(logVerbosity.DEBUG, TRACER, `${policyName}: ${message()}`)
-      : () => {};
+    this.trace = lbtreeTracer(policyName);
   }
 
   createSubchannel(address: Address): Subchannel {

@@ -1,5 +1,14 @@
 import { experimental, type status as GrpcStatus, Metadata } from '@grpc/grpc-js';
-import type { CallAttributes, PickArgs, Picker, PickResult, Status } from '../core/index.js';
+import {
+  type CallAttributes,
+  Code,
+  type DropPick,
+  type FailPick,
+  type PickArgs,
+  type Picker,
+  type PickResult,
+  type Status,
+} from '../core/index.js';
 import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
 
 /** `extraPickInfo` key a config selector uses to hand the request hash down (a decimal string). */
@@ -61,11 +70,20 @@ export class GrpcPickerAdapter implements experimental.Picker {
     if (result.type === 'queue') return QUEUE_RESULT;
     let converted = this.converted.get(result);
     if (!converted) {
-      converted = failure(result.type === 'drop', result.status);
+      converted = failure(failsWaitForReady(result), result.status);
       this.converted.set(result, converted);
     }
     return converted;
   }
+}
+
+/**
+ * Whether a failed pick also fails wait-for-ready calls: a drop does, and so does a failure for a reason
+ * waiting cannot fix — any status but UNAVAILABLE (ring_hash with no request hash is INTERNAL). Only
+ * UNAVAILABLE says "no backend can take the call yet", which a wait-for-ready call waits out.
+ */
+export function failsWaitForReady(result: FailPick | DropPick): boolean {
+  return result.type === 'drop' || result.status.code !== Code.UNAVAILABLE;
 }
 
 function parseHash(text: string): bigint | undefined {
@@ -76,9 +94,11 @@ function parseHash(text: string): bigint | undefined {
   }
 }
 
-function failure(drop: boolean, status: Status): experimental.PickResult {
+function failure(failWaitForReady: boolean, status: Status): experimental.PickResult {
   return {
-    pickResultType: drop ? experimental.PickResultType.DROP : experimental.PickResultType.TRANSIENT_FAILURE,
+    pickResultType: failWaitForReady
+      ? experimental.PickResultType.DROP
+      : experimental.PickResultType.TRANSIENT_FAILURE,
     subchannel: null,
     status: { code: status.code as number as GrpcStatus, details: status.details, metadata: new Metadata() },
     onCallStarted: null,

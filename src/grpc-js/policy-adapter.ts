@@ -1,26 +1,63 @@
 import type { ChannelOptions, experimental } from '@grpc/grpc-js';
 import {
+  asConfigError,
   Code,
-  ConfigError,
+  type ConfigError,
   FailPicker,
   type LoadBalancer,
+  type ParsedLbConfig,
   type PolicyFactory,
+  type PolicyLookup,
+  parseNested,
   type Registry,
   status,
   TRANSIENT_FAILURE,
 } from '../core/index.js';
+import { PRIORITY, WEIGHTED_TARGET } from '../policies/index.js';
 import { fromGrpcEndpoints } from './endpoint-conversion.js';
-import { GrpcHelperAdapter } from './helper-adapter.js';
+import { GrpcHelperAdapter, lbtreeTracer } from './helper-adapter.js';
 
 /**
- * An lbtree config as grpc-js holds it. Parsing never throws: grpc-js would silently skip a config that
- * throws and report only "All load balancer options in service config are not compatible", so the
- * ConfigError is carried to the policy instead, which rejects the update with the error's JSON path.
+ * An lbtree config as grpc-js holds it. `createFromJson` THROWS for a policy's own invalid fields (grpc-js-xds
+ * then NACKs the Cluster; grpc-js's service-config parser moves on to the next list entry). An error inside a
+ * child of priority or weighted_target is carried here instead, and the policy rejects the update with it:
+ * grpc-js-xds builds those parents at update time from resources it already ACKed (its cds policy builds the
+ * priority tree around a Cluster's endpoint-picking policy) and turns a throw there into a failing channel,
+ * where a rejected update keeps the previous good config serving.
  */
 export interface LbtreeTypedConfig extends experimental.TypedLoadBalancingConfig {
   readonly json: unknown;
   readonly config: unknown;
   readonly error: ConfigError | null;
+}
+
+/** Policies whose children's config errors are carried to update time (see LbtreeTypedConfig). */
+const CARRY_CHILD_ERRORS: ReadonlySet<string> = new Set([PRIORITY, WEIGHTED_TARGET]);
+
+/** Stands in for a child whose config did not parse, so its parent can go on checking its own fields. */
+const UNPARSED_CHILD: PolicyFactory = {
+  name: 'unparsed child',
+  parseConfig: () => undefined,
+  create: () => {
+    throw new Error('a config with an unparsed child is never run');
+  },
+};
+
+/** The registry as a parent sees it while its children's errors are collected rather than thrown. */
+class ChildErrorCollector implements PolicyLookup {
+  firstError: ConfigError | null = null;
+  constructor(private readonly registry: Registry) {}
+  get(name: string): PolicyFactory | undefined {
+    return this.registry.get(name);
+  }
+  parseLbConfigList(json: unknown, path = '$'): ParsedLbConfig {
+    try {
+      return this.registry.parseLbConfigList(json, path);
+    } catch (e) {
+      this.firstError ??= asConfigError(e, path, 'child');
+      return { factory: UNPARSED_CHILD, config: undefined };
+    }
+  }
 }
 
 // grpc-js does not export its constructor types; these are derived from registerLoadBalancerType.
@@ -37,21 +74,29 @@ export function grpcPolicyClasses(
   factory: PolicyFactory,
   registry: Registry,
 ): GrpcPolicyClasses {
+  const trace = lbtreeTracer(grpcName);
+  const carriesChildErrors = CARRY_CHILD_ERRORS.has(factory.name);
+
   class Config implements LbtreeTypedConfig {
     readonly config: unknown;
     readonly error: ConfigError | null;
     /** With no argument (grpc-js's default-policy path) the config is the policy's defaults. */
     constructor(readonly json: unknown = {}) {
-      let config: unknown = null;
-      let error: ConfigError | null = null;
+      const path = `$.${grpcName}`;
+      const lookup = carriesChildErrors ? new ChildErrorCollector(registry) : registry;
       try {
-        config = factory.parseConfig(json ?? {}, `$.${grpcName}`, registry);
+        this.config = parseNested(path, () => factory.parseConfig(json ?? {}, path, lookup));
       } catch (e) {
-        if (!(e instanceof ConfigError)) throw e;
-        error = e;
+        // grpc-js prefixes the policy name: "ring_hash: $.ring_hash.min_ring_size: …".
+        const error = asConfigError(e, path, grpcName);
+        trace(() => `invalid config: ${error.message}`);
+        throw new Error(error.message);
       }
-      this.config = config;
-      this.error = error;
+      this.error = lookup instanceof ChildErrorCollector ? lookup.firstError : null;
+      if (this.error) {
+        const message = this.error.message;
+        trace(() => `invalid child config, carried to the update: ${message}`);
+      }
     }
     static createFromJson(json: unknown): Config {
       return new Config(json);
@@ -80,13 +125,21 @@ export function grpcPolicyClasses(
     ): boolean {
       // Nothing throws into the channel: a bug surfaces as TRANSIENT_FAILURE with its message.
       try {
-        const typed = lbConfig as LbtreeTypedConfig;
-        if (typed.error) return this.reject(typed.error.message);
+        if (!(lbConfig instanceof Config)) {
+          return this.reject(`expected a ${grpcName} config, got ${lbConfig.getLoadBalancerName()}`);
+        }
+        if (lbConfig.error) return this.reject(lbConfig.error.message);
+        if (!endpointList.ok && !this.policy) {
+          // As grpc-js's own policies do: a resolver error with no list to keep serving fails RPCs now.
+          const e = endpointList.error;
+          this.fail(e.code as number as Code, e.details);
+          return true;
+        }
         this.helper.channelOptions = channelOptions;
         this.policy ??= factory.create(this.helper, registry);
         return this.policy.update({
           endpoints: fromGrpcEndpoints(endpointList),
-          config: typed.config,
+          config: lbConfig.config,
           attributes: channelOptions as Record<string, unknown>,
           ...(resolutionNote ? { resolutionNote } : {}),
         });

@@ -1,12 +1,12 @@
 import { experimental } from '@grpc/grpc-js';
 import type { Registry } from '../core/index.js';
-import { defaultRegistry } from '../policies/index.js';
+import { defaultRegistry, PICK_FIRST, ROUND_ROBIN } from '../policies/index.js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
 import { grpcPolicyClasses } from './policy-adapter.js';
 
 /** Policies grpc-js ships itself: lbtree takes their names only when asked to. */
-const GRPC_JS_BUILTINS = new Set(['pick_first', 'round_robin']);
-/** Prefix of the names under which lbtree's versions of grpc-js's built-ins are always available. */
+const GRPC_JS_BUILTINS: ReadonlySet<string> = new Set([PICK_FIRST, ROUND_ROBIN]);
+/** Prefix of the names (aliases in lbtree's registry) under which lbtree's pick_first / round_robin are always available. */
 export const LBTREE_PREFIX = 'lbtree_';
 
 export interface RegisterOptions {
@@ -17,29 +17,24 @@ export interface RegisterOptions {
 }
 
 /**
- * Registers lbtree's policies in grpc-js under their gRFC names (`priority_experimental`, …), the
- * suffix-less names @grpc/grpc-js-xds uses (`priority`, …), and `lbtree_pick_first` / `lbtree_round_robin`;
- * with `replaceBuiltins`, also as `pick_first` / `round_robin` (and so as grpc-js's default policy). Also
- * registers the `endpoints:` target scheme. Safe to call again. Returns the grpc-js names registered.
+ * Registers in grpc-js every name lbtree's registry knows, canonical names and aliases alike: the gRFC names
+ * (`priority_experimental`, …), the suffix-less names @grpc/grpc-js-xds generates (`priority`, `ring_hash`,
+ * `weighted_target`, `xds_wrr_locality`, `least_request`), `lbtree_pick_first` / `lbtree_round_robin`, and
+ * custom policies added with `registerPolicy`. `pick_first` / `round_robin` stay grpc-js's unless
+ * `replaceBuiltins` (then lbtree's also become grpc-js's default policy). lbtree's parents parse their
+ * children through the same registry, so each of these names means the same policy at every depth of a tree.
+ * Also registers the `endpoints:` target scheme. Call it AFTER @grpc/grpc-js-xds's `register()`, whose
+ * policies otherwise replace lbtree's under the shared names. Safe to call again. Returns the grpc-js names
+ * registered.
  */
 export function register(options: RegisterOptions = {}): string[] {
   const registry = options.registry ?? defaultRegistry();
   const names: string[] = [];
-  for (const name of registry.names()) {
-    const factory = registry.get(name)!;
-    const grpcNames = new Set<string>();
-    if (GRPC_JS_BUILTINS.has(name)) {
-      grpcNames.add(LBTREE_PREFIX + name);
-      if (options.replaceBuiltins) grpcNames.add(name);
-    } else {
-      grpcNames.add(name);
-      if (name.endsWith('_experimental')) grpcNames.add(name.slice(0, -'_experimental'.length));
-    }
-    for (const grpcName of grpcNames) {
-      const classes = grpcPolicyClasses(grpcName, factory, registry);
-      experimental.registerLoadBalancerType(grpcName, classes.LoadBalancer, classes.Config);
-      names.push(grpcName);
-    }
+  for (const name of registry.allNames()) {
+    if (GRPC_JS_BUILTINS.has(name) && !options.replaceBuiltins) continue;
+    const classes = grpcPolicyClasses(name, registry.get(name)!, registry);
+    experimental.registerLoadBalancerType(name, classes.LoadBalancer, classes.Config);
+    names.push(name);
   }
   experimental.registerResolver(ENDPOINTS_SCHEME, EndpointsResolver);
   return names;

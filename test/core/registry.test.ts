@@ -70,6 +70,57 @@ describe('Registry (A24 LB policy config)', () => {
     );
   });
 
+  test('aliases resolve to the canonical policy at every depth; replacing a policy replaces all its names', () => {
+    const r = registerAllPolicies(new Registry());
+    assert.equal(r.get('priority'), r.get('priority_experimental'));
+    assert.equal(r.get('lbtree_round_robin'), r.get('round_robin'));
+    assert.ok(r.allNames().includes('xds_wrr_locality') && !r.names().includes('xds_wrr_locality'));
+    const parsed = r.parseLbConfigList({
+      priority: {
+        children: {
+          c: { config: [{ xds_wrr_locality: { child_policy: [{ lbtree_round_robin: {} }] } }] },
+        },
+        priorities: ['c'],
+      },
+    });
+    assert.equal(parsed.factory.name, 'priority_experimental');
+    assert.throws(() => r.register(fakeFactory('ring_hash')), /"ring_hash" is already registered/);
+    const replacement = fakeFactory('ring_hash_experimental');
+    r.register(replacement, { override: true });
+    assert.equal(r.get('ring_hash'), replacement, 'the alias follows the replacement');
+    assert.deepEqual(r.clone().aliasesOf('ring_hash_experimental'), ['ring_hash']);
+  });
+
+  test('whatever a parser throws becomes a ConfigError naming the entry, and the next entry is tried', () => {
+    const r = new Registry();
+    r.register(
+      fakeFactory('custom', () => {
+        throw new TypeError('boom');
+      }),
+    );
+    r.register(fakeFactory('fallback'));
+    assert.equal(r.parseLbConfigList([{ custom: {} }, { fallback: {} }]).factory.name, 'fallback');
+    assert.throws(
+      () => r.parseLbConfigList([{ custom: {} }], '$.lb'),
+      (e: ConfigError) =>
+        e instanceof ConfigError &&
+        e.path === '$.lb[0].custom' &&
+        /custom config parser failed: TypeError: boom/.test(e.message),
+    );
+  });
+
+  test('NaN and Infinity read as themselves in errors, not as JSON null', () => {
+    const r = registerAllPolicies(new Registry());
+    assert.throws(
+      () => r.parseLbConfigList({ ring_hash_experimental: { minRingSize: Number.NaN } }),
+      /got number NaN/,
+    );
+    assert.throws(
+      () => r.parseLbConfigList({ least_request_experimental: { choiceCount: Number.NEGATIVE_INFINITY } }),
+      /got number -Infinity/,
+    );
+  });
+
   test('a single entry object is accepted as a one-element list', () => {
     const r = registerAllPolicies(new Registry());
     assert.equal(r.parseLbConfigList({ pick_first: {} }).factory.name, 'pick_first');

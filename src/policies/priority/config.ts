@@ -4,6 +4,7 @@ import {
   ConfigError,
   ConfigReader,
   childPath,
+  describeValue,
   expectArray,
   expectObject,
   numberArg,
@@ -55,7 +56,7 @@ export function parsePriorityConfig(json: unknown, path: string, registry: Polic
     const name = list[i];
     const at = childPath(prioritiesField.path, i);
     if (typeof name !== 'string')
-      throw new ConfigError(at, `expected a child name, got ${JSON.stringify(name)}`);
+      throw new ConfigError(at, `expected a child name, got ${describeValue(name)}`);
     if (!children.has(name)) throw new ConfigError(at, `no child named "${name}" in children`);
     const first = priorityOf.get(name);
     if (first !== undefined) {
