@@ -6,6 +6,7 @@
 import {
   type Address,
   addressKey,
+  type CancelTimer,
   type Clock,
   CONNECTING,
   type ConnectivityState,
@@ -104,6 +105,42 @@ export class BenchChannel implements Helper {
       if (this.state === READY) return;
       sub.requestConnection();
       sub.transition(READY);
+    }
+  }
+}
+
+/**
+ * Timers queued and run by hand (`runAll`), never on their own: ring_hash's pick-triggered connections hop
+ * through a zero-delay timer, and no policy's backoff or Happy Eyeballs timer fires inside a timed region.
+ */
+export class ManualClock implements Clock {
+  private zeroDelay: { fn: () => void; cancelled: boolean }[] = [];
+  private later: { fn: () => void; cancelled: boolean }[] = [];
+  now(): number {
+    return performance.now();
+  }
+  setTimer(delayMs: number, fn: () => void): CancelTimer {
+    const timer = { fn, cancelled: false };
+    (delayMs <= 0 ? this.zeroDelay : this.later).push(timer);
+    return () => {
+      timer.cancelled = true;
+    };
+  }
+  /** Runs every queued timer (and those they queue), whatever its delay. */
+  runAll(): void {
+    while (this.zeroDelay.length > 0 || this.later.length > 0) {
+      const due = [...this.zeroDelay, ...this.later];
+      this.zeroDelay = [];
+      this.later = [];
+      for (const t of due) if (!t.cancelled) t.fn();
+    }
+  }
+  /** Runs the zero-delay timers only (hops off the data path); the others stay queued and never run. */
+  runZeroDelay(): void {
+    while (this.zeroDelay.length > 0) {
+      const due = this.zeroDelay;
+      this.zeroDelay = [];
+      for (const t of due) if (!t.cancelled) t.fn();
     }
   }
 }

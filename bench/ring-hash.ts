@@ -24,8 +24,6 @@ import * as grpcJsXdsRingHash from '@grpc/grpc-js-xds/build/src/load-balancer-ri
 import {
   Attributes,
   buildRing,
-  type CancelTimer,
-  type Clock,
   type Endpoint,
   ok,
   type PickArgs,
@@ -37,7 +35,7 @@ import {
   xxh64Into,
 } from 'lbtree';
 import xxhashWasm from 'xxhash-wasm';
-import { BenchChannel } from './bench-channel.js';
+import { BenchChannel, ManualClock } from './bench-channel.js';
 import { FakeSubchannel } from './grpc-js-harness.js';
 import { median, printRow, printTableHeader } from './report.js';
 
@@ -103,28 +101,6 @@ interface Harness {
    */
   pickMany(count: number): number;
   destroy(): void;
-}
-
-/** Timers queued and run by hand: ring_hash's pick-triggered connections hop through a zero-delay timer. */
-class ManualClock implements Clock {
-  private queue: { fn: () => void; cancelled: boolean }[] = [];
-  now(): number {
-    return performance.now();
-  }
-  setTimer(_delayMs: number, fn: () => void): CancelTimer {
-    const timer = { fn, cancelled: false };
-    this.queue.push(timer);
-    return () => {
-      timer.cancelled = true;
-    };
-  }
-  runAll(): void {
-    while (this.queue.length > 0) {
-      const due = this.queue;
-      this.queue = [];
-      for (const t of due) if (!t.cancelled) t.fn();
-    }
-  }
 }
 
 function createLbtree(ringSize: number, hashes: readonly bigint[]): Harness {

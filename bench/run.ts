@@ -7,12 +7,14 @@ import { runAdapterBench } from './adapter.js';
 import { runPriorityBench } from './priority.js';
 import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
+import { runStormBench } from './storm.js';
 
 const sections: Record<string, () => void | Promise<void>> = {
   'round-robin': runRoundRobinBench,
   adapter: runAdapterBench,
   priority: runPriorityBench,
   'ring-hash': runRingHashBench,
+  storm: runStormBench,
 };
 
 const filter = process.argv.slice(2);

@@ -1,6 +1,7 @@
 import { Attributes } from './attributes.js';
 import type { Endpoint } from './endpoint.js';
 import { HIERARCHICAL_PATH } from './endpoint-attributes.js';
+import { workMeter } from './work-meter.js';
 
 /**
  * A56 "Hierarchical Addresses": a multi-child policy sends each endpoint to the child named by the first
@@ -26,6 +27,7 @@ export class HierarchicalSplit {
     const byChild = new Map<string, Endpoint[]>();
     let lastName: string | undefined;
     let lastList: Endpoint[] | undefined;
+    workMeter.visits += endpoints.length;
     for (const e of endpoints) {
       const path = e.attributes.get(HIERARCHICAL_PATH);
       if (path === undefined || path.length === 0) continue;
@@ -74,6 +76,7 @@ function stripAll(endpoints: readonly Endpoint[]): Endpoint[] {
   let lastIn: Attributes | undefined;
   let lastOut: Attributes | undefined;
   let pathOnly: Map<string, Attributes> | undefined;
+  workMeter.visits += endpoints.length;
   for (let i = 0; i < endpoints.length; i++) {
     const e = endpoints[i]!;
     const attributes = e.attributes;

@@ -17,3 +17,4 @@ export * from './registry.js';
 export * from './status.js';
 export * from './status-or.js';
 export * from './subchannel.js';
+export * from './work-meter.js';

@@ -2,3 +2,5 @@
 export { ENDPOINTS_SCHEME, EndpointsResolver, parseEndpointsTarget } from './endpoints-resolver.js';
 export { HASH_PICK_INFO_KEY } from './picker-adapter.js';
 export { LBTREE_PREFIX, type RegisterOptions, register } from './register.js';
+export { leaseXdsClient, type XdsClientLease } from './xds-client-pool.js';
+export { GrpcXdsTransport, grpcXdsTransportFactory, xdsClientTrace } from './xds-transport.js';

@@ -20,6 +20,7 @@ import {
   sameAddressOrder,
   sameChannelArgs,
   type Trace,
+  workMeter,
 } from '../core/index.js';
 import { HEALTH_WATCH_ARG, type PickFirstConfig } from './pick-first/config.js';
 import { PickFirst } from './pick-first/pick-first.js';
@@ -175,6 +176,7 @@ export class EndpointList {
     const children = this.byKey;
     const distinct: EndpointChild[] = [];
     this.updating = true;
+    workMeter.visits += endpoints.length;
     try {
       for (const e of endpoints) {
         const key = endpointKey(e);
@@ -205,6 +207,7 @@ export class EndpointList {
   }
 
   private sweep(generation: number): void {
+    workMeter.visits += this.byKey.size;
     for (const [key, child] of this.byKey) {
       if (child.generation !== generation) {
         this.byKey.delete(key);
@@ -214,6 +217,7 @@ export class EndpointList {
   }
 
   destroyAll(): void {
+    workMeter.visits += this.byKey.size;
     for (const child of this.byKey.values()) this.destroyChild(child);
     this.byKey = new Map();
   }

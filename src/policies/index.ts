@@ -18,6 +18,7 @@ export * from './pick-first/index.js';
 export * from './priority/index.js';
 export * from './ring-hash/index.js';
 export * from './round-robin.js';
+export * from './snapshot-array.js';
 export * from './weighted-target/index.js';
 export * from './wrr-locality.js';
 

@@ -13,6 +13,7 @@ import {
 } from '../core/index.js';
 import type { EndpointChild } from './endpoint-list.js';
 import { EagerPetiole } from './petiole.js';
+import { type ArraySnapshot, snapshotOf } from './snapshot-array.js';
 
 export const LEAST_REQUEST = 'least_request_experimental';
 
@@ -97,63 +98,80 @@ function withHooks(base: CompletePick, counter: CallCounter): CompletePick {
   });
 }
 
+/** What the least_request picker keeps of one READY child: its picker, its counter, its counted result. */
+export interface LeastRequestEntry {
+  readonly picker: Picker;
+  readonly counter: CallCounter;
+  /** The child's constant result with the counter's hooks; undefined when its picker has none (asked per pick). */
+  readonly result: CompletePick | undefined;
+}
+
+export function leastRequestEntry(picker: Picker, counter: CallCounter): LeastRequestEntry {
+  const constant = picker.constantResult;
+  return { picker, counter, result: constant?.type === 'complete' ? counter.counted(constant) : undefined };
+}
+
 /**
  * A48 "Picker Behavior": samples `choiceCount` READY children uniformly at random (with replacement, as Envoy
  * does: A48 "Allow picking same candidate multiple times") and picks the one with the fewest outstanding
  * calls; on a tie the first sampled wins. A pick reads a few array slots and allocates nothing: each child's
- * result, hooks included, is prebuilt.
+ * result, hooks included, is prebuilt. The entries are a snapshot of the policy's READY set.
  */
 export class LeastRequestPicker implements Picker {
   private readonly n: number;
-  /** Each child's counted constant result; undefined for a child whose picker has none (called per pick). */
-  private readonly results: (CompletePick | undefined)[];
 
   constructor(
-    private readonly pickers: readonly Picker[],
-    private readonly counters: readonly CallCounter[],
+    private readonly entries: ArraySnapshot<LeastRequestEntry>,
     private readonly choiceCount: number,
     private readonly random: () => number,
   ) {
-    const n = pickers.length;
-    if (n === 0 || counters.length !== n) {
+    if (entries.length === 0) throw new RangeError('LeastRequestPicker needs at least one child');
+    this.n = entries.length;
+  }
+
+  /** A picker over fixed lists: one counter per picker. */
+  static of(
+    pickers: readonly Picker[],
+    counters: readonly CallCounter[],
+    choiceCount: number,
+    random: () => number,
+  ): LeastRequestPicker {
+    if (pickers.length === 0 || counters.length !== pickers.length) {
       throw new RangeError('LeastRequestPicker needs one counter per picker, and at least one picker');
     }
-    this.n = n;
-    this.results = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const constant = pickers[i]!.constantResult;
-      this.results[i] = constant?.type === 'complete' ? counters[i]!.counted(constant) : undefined;
-    }
+    const entries = snapshotOf(pickers.map((p, i) => leastRequestEntry(p, counters[i]!)));
+    return new LeastRequestPicker(entries, choiceCount, random);
   }
 
   pick(args: PickArgs): PickResult {
     const n = this.n;
+    const entries = this.entries;
     let best = 0;
     if (n > 1) {
-      const counters = this.counters;
       const random = this.random;
       // random() * n can round up to n itself: such a draw counts as the last child.
       let x = random() * n;
       best = x < n ? x | 0 : n - 1;
-      let fewest = counters[best]!.active;
+      let fewest = entries.at(best).counter.active;
       for (let i = 1; i < this.choiceCount; i++) {
         x = random() * n;
         const sampled = x < n ? x | 0 : n - 1;
-        const active = counters[sampled]!.active;
+        const active = entries.at(sampled).counter.active;
         if (active < fewest) {
           best = sampled;
           fewest = active;
         }
       }
     }
-    return this.results[best] ?? this.pickChild(best, args);
+    const entry = entries.at(best);
+    return entry.result ?? pickCounted(entry, args);
   }
+}
 
-  /** A child without a constant result (not a pick_first): ask its picker and count what it completes. */
-  private pickChild(i: number, args: PickArgs): PickResult {
-    const result = this.pickers[i]!.pick(args);
-    return result.type === 'complete' ? withHooks(result, this.counters[i]!) : result;
-  }
+/** A child without a constant result (not a pick_first): ask its picker and count what it completes. */
+function pickCounted(entry: LeastRequestEntry, args: PickArgs): PickResult {
+  const result = entry.picker.pick(args);
+  return result.type === 'complete' ? withHooks(result, entry.counter) : result;
 }
 
 /**
@@ -162,7 +180,7 @@ export class LeastRequestPicker implements Picker {
  * ({@link EagerPetiole}); duplicate endpoints collapse into one child and get no extra weight (A48
  * "Duplicate addresses in resolution result").
  */
-export class LeastRequest extends EagerPetiole<LeastRequestConfig> {
+export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestEntry> {
   private choiceCount = DEFAULT_CHOICE_COUNT;
   /** Per endpoint child: destroyed children drop out on their own; a re-added endpoint starts at zero. */
   private readonly counters = new WeakMap<EndpointChild, CallCounter>();
@@ -177,20 +195,17 @@ export class LeastRequest extends EagerPetiole<LeastRequestConfig> {
     this.choiceCount = config.choiceCount;
   }
 
-  protected readyPicker(ready: EndpointChild[]): Picker {
-    const pickers: Picker[] = new Array(ready.length);
-    const counters: CallCounter[] = new Array(ready.length);
-    for (let i = 0; i < ready.length; i++) {
-      const child = ready[i]!;
-      let counter = this.counters.get(child);
-      if (counter === undefined) {
-        counter = new CallCounter();
-        this.counters.set(child, counter);
-      }
-      pickers[i] = child.picker;
-      counters[i] = counter;
+  protected entryFor(child: EndpointChild): LeastRequestEntry {
+    let counter = this.counters.get(child);
+    if (counter === undefined) {
+      counter = new CallCounter();
+      this.counters.set(child, counter);
     }
-    return new LeastRequestPicker(pickers, counters, this.choiceCount, this.random);
+    return leastRequestEntry(child.picker, counter);
+  }
+
+  protected readyPicker(ready: ArraySnapshot<LeastRequestEntry>): Picker {
+    return new LeastRequestPicker(ready, this.choiceCount, this.random);
   }
 }
 

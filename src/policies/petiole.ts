@@ -13,18 +13,27 @@ import {
   type Status,
   TRANSIENT_FAILURE,
   unavailable,
+  workMeter,
 } from '../core/index.js';
 import { type EndpointChild, EndpointList } from './endpoint-list.js';
+import { type ArraySnapshot, SnapshotArray } from './snapshot-array.js';
 
 /**
  * The state machine shared by the petioles that keep every endpoint connected (A61 "Petiole policies":
  * round_robin, and least_request per A48 "Subchannel connectivity management" / "Aggregated Connectivity
  * State"): one pick_first child per endpoint, READY > CONNECTING (or IDLE) > TRANSIENT_FAILURE with sticky
  * TF, a failing picker that carries a child's real error, IDLE children asked to reconnect at once. A
- * subclass only says how to pick among the READY children.
+ * subclass only says what it keeps of a READY child (`Entry`) and how to pick among them.
+ *
+ * The READY children's entries live in a {@link SnapshotArray}: a child turning READY, changing its picker or
+ * leaving READY is O(1), and so is the picker built after it, so n children connecting one after another
+ * cost O(n) in total (a connect storm), not a rebuild over every READY child each time.
  */
-export abstract class EagerPetiole<Config> implements LoadBalancer<Config> {
+export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalancer<Config> {
   protected readonly list: EndpointList;
+  /** The READY children's entries (in no particular order) and, at the same index, the children. */
+  private ready = new SnapshotArray<Entry>();
+  private readyChildren: EndpointChild[] = [];
   /** null until the first report; treated as CONNECTING, the state A61 says a new policy starts in. */
   private reported: ConnectivityState | null = null;
   /** The child whose failure the TRANSIENT_FAILURE picker shows (its real connection error). */
@@ -36,8 +45,11 @@ export abstract class EagerPetiole<Config> implements LoadBalancer<Config> {
     });
   }
 
-  /** The READY picker over `ready` (at least one child, in list order). */
-  protected abstract readyPicker(ready: EndpointChild[]): Picker;
+  /** What the picker needs of a READY child; made again whenever the child's picker changes. */
+  protected abstract entryFor(child: EndpointChild): Entry;
+
+  /** The READY picker over `ready` (at least one entry). */
+  protected abstract readyPicker(ready: ArraySnapshot<Entry>): Picker;
 
   /** Takes the config of an accepted update, just before the picker is rebuilt. */
   protected applyConfig(_config: Config): void {}
@@ -53,29 +65,63 @@ export abstract class EagerPetiole<Config> implements LoadBalancer<Config> {
     }
     if (update.endpoints.value.length === 0) {
       this.list.destroyAll();
+      this.clearReady();
       this.fail(unavailable(`empty endpoint list${note}`));
       return false;
     }
     this.list.update(update.endpoints.value, update.attributes);
+    this.applyConfig(update.config);
+    // The update is O(n) anyway: the READY set starts over, in list order.
+    this.ready = new SnapshotArray();
+    this.readyChildren = [];
+    workMeter.visits += 2 * this.list.size;
+    for (const child of this.list.children.values()) {
+      if (child.state === READY) this.addReady(child);
+      else child.slot = -1;
+    }
+    // Apart, since exitIdle may make a child report (and join the READY set) at once.
     for (const child of this.list.children.values()) {
       if (child.state === TRANSIENT_FAILURE) this.lastFailed = child;
       else if (child.state === IDLE) child.exitIdle();
     }
-    this.applyConfig(update.config);
     this.aggregate();
     return true;
   }
 
   exitIdle(): void {
+    workMeter.visits += this.list.size;
     for (const child of this.list.children.values()) child.exitIdle();
   }
 
   resetBackoff(): void {
+    workMeter.visits += this.list.size;
     for (const child of this.list.children.values()) child.resetBackoff();
   }
 
   destroy(): void {
     this.list.destroyAll();
+    this.clearReady();
+  }
+
+  private clearReady(): void {
+    this.ready = new SnapshotArray();
+    this.readyChildren = [];
+  }
+
+  private addReady(child: EndpointChild): void {
+    child.slot = this.ready.push(this.entryFor(child));
+    this.readyChildren.push(child);
+  }
+
+  private removeReady(child: EndpointChild): void {
+    const slot = child.slot;
+    child.slot = -1;
+    const children = this.readyChildren;
+    const last = children.pop()!;
+    if (this.ready.swapRemove(slot)) {
+      children[slot] = last;
+      last.slot = slot;
+    }
   }
 
   private fail(status: Status): void {
@@ -85,6 +131,12 @@ export abstract class EagerPetiole<Config> implements LoadBalancer<Config> {
   }
 
   private onChildState(child: EndpointChild, previous: ConnectivityState): void {
+    if (previous === READY) {
+      if (child.state === READY) this.ready.set(child.slot, this.entryFor(child));
+      else this.removeReady(child);
+    } else if (child.state === READY) {
+      this.addReady(child);
+    }
     if (child.state === TRANSIENT_FAILURE) {
       this.lastFailed = child;
       // pick_first re-resolves itself when it fails to connect or loses its connection; a READY child turned
@@ -100,11 +152,10 @@ export abstract class EagerPetiole<Config> implements LoadBalancer<Config> {
 
   /** A61 petiole state: READY > CONNECTING (or IDLE) > TRANSIENT_FAILURE, with sticky TF. */
   private aggregate(): void {
+    workMeter.visits++;
     const counts = this.list.counts;
     if (counts[READY] > 0) {
-      const ready: EndpointChild[] = [];
-      for (const child of this.list.children.values()) if (child.state === READY) ready.push(child);
-      this.report(READY, OK_STATUS, this.readyPicker(ready));
+      this.report(READY, OK_STATUS, this.readyPicker(this.ready.snapshot()));
       return;
     }
     const stillTrying = counts[CONNECTING] + counts[IDLE] > 0;

@@ -7,25 +7,30 @@ import {
 } from '../core/index.js';
 import type { EndpointChild } from './endpoint-list.js';
 import { EagerPetiole } from './petiole.js';
+import type { ArraySnapshot } from './snapshot-array.js';
 
 export const ROUND_ROBIN = 'round_robin';
 
-/** Rotates over the READY children's pickers, starting at a random one so clients spread their first calls. */
+/**
+ * Rotates over the READY children's pickers, starting at a random one so clients spread their first calls.
+ * The pickers are a snapshot of the policy's READY set, shared with the pickers built before and after it.
+ */
 export class RoundRobinPicker implements Picker {
   private next: number;
-  /** Children's constant results (a READY pick_first's), returned without calling their pickers. */
-  private readonly results: readonly (PickResult | undefined)[];
+  private readonly n: number;
   constructor(
-    private readonly pickers: readonly Picker[],
+    private readonly pickers: ArraySnapshot<Picker>,
     start: number,
   ) {
-    this.next = start % pickers.length;
-    this.results = pickers.map((p) => p.constantResult);
+    this.n = pickers.length;
+    this.next = start % this.n;
   }
   pick(args: PickArgs): PickResult {
     const i = this.next;
-    if (++this.next === this.pickers.length) this.next = 0;
-    return this.results[i] ?? this.pickers[i]!.pick(args);
+    if (++this.next === this.n) this.next = 0;
+    // A READY pick_first's result is constant: returned without calling its picker.
+    const picker = this.pickers.at(i);
+    return picker.constantResult ?? picker.pick(args);
   }
 }
 
@@ -34,11 +39,12 @@ export class RoundRobinPicker implements Picker {
  * connectivity management and state rules are the shared {@link EagerPetiole}'s.
  */
 export class RoundRobin extends EagerPetiole<object> {
-  protected readyPicker(ready: EndpointChild[]): Picker {
-    const pickers: Picker[] = new Array(ready.length);
-    for (let i = 0; i < ready.length; i++) pickers[i] = ready[i]!.picker;
-    const start = Math.floor(this.helper.random() * pickers.length);
-    return new RoundRobinPicker(pickers, start);
+  protected entryFor(child: EndpointChild): Picker {
+    return child.picker;
+  }
+
+  protected readyPicker(ready: ArraySnapshot<Picker>): Picker {
+    return new RoundRobinPicker(ready, Math.floor(this.helper.random() * ready.length));
   }
 }
 

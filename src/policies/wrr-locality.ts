@@ -22,6 +22,7 @@ import {
   TRANSIENT_FAILURE,
   type Trace,
   unavailable,
+  workMeter,
 } from '../core/index.js';
 import { ChildPolicy } from './child-policy.js';
 import {
@@ -86,6 +87,7 @@ export function groupByLocality(endpoints: readonly Endpoint[], trace: Trace): L
   let conflicts: Map<string, Set<number>> | undefined;
   let lastIn: Attributes | undefined;
   let lastOut: Attributes | undefined;
+  workMeter.visits += endpoints.length;
   for (const e of endpoints) {
     const attributes = e.attributes;
     if (attributes !== lastIn) {
@@ -148,6 +150,7 @@ export function weightedTargetConfigFor(
   child: ParsedLbConfig,
 ): WeightedTargetConfig {
   const targets = new Map<string, WeightedTargetChildConfig>();
+  workMeter.visits += weights.size;
   for (const [locality, weight] of weights) targets.set(locality, { weight, childPolicy: child });
   return { targets };
 }

@@ -250,7 +250,10 @@ export class XdsDependencyManager {
   /** One look at everything: start and stop watches, and report if the picture is complete. */
   private pass(): void {
     const listener = this.listener;
-    if (listener.error !== undefined) return this.fail(listener.error, 'Listener', this.options.listenerName);
+    if (listener.error !== undefined) {
+      this.fail(listener.error, 'Listener', this.options.listenerName);
+      return;
+    }
     if (listener.value === undefined) return;
     const source = listener.value.routeSource;
     let routeConfig: XdsRouteConfiguration | undefined;
@@ -259,8 +262,10 @@ export class XdsDependencyManager {
       routeConfig = source.routeConfig;
     } else {
       const watch = this.setRouteWatch(source.routeConfigName);
-      if (watch.error !== undefined)
-        return this.fail(watch.error, 'RouteConfiguration', source.routeConfigName);
+      if (watch.error !== undefined) {
+        this.fail(watch.error, 'RouteConfiguration', source.routeConfigName);
+        return;
+      }
       routeConfig = watch.value;
       if (routeConfig === undefined) return;
     }

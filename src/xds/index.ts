@@ -115,6 +115,7 @@ export function clusterLbConfig(bytes: Uint8Array, options: ClusterOptions = {})
   return clusterLbPolicyConfig(decodeCluster(bytes), options);
 }
 
+export * from './client/index.js';
 export * from './policies/index.js';
 export {
   XDS_CONFIG_ATTRIBUTE,

@@ -401,7 +401,7 @@ describe('least_request picker (A48 "Picker Behavior")', () => {
     };
     const pickWith = (choiceCount: number, draws: number[]): string => {
       queue = draws;
-      const r = new LeastRequestPicker(pickers, counters, choiceCount, random).pick(ARGS);
+      const r = LeastRequestPicker.of(pickers, counters, choiceCount, random).pick(ARGS);
       assert.equal(queue.length, 0, 'exactly choiceCount samples');
       return r.type === 'drop' ? r.status.details : r.type;
     };
@@ -417,9 +417,9 @@ describe('least_request picker (A48 "Picker Behavior")', () => {
     assert.equal(pickWith(3, [1, 2, 0]), 'child 1');
     // The largest random() can return still lands on a child.
     queue = [];
-    const edge = new LeastRequestPicker(pickers, counters, 2, () => 1 - 2 ** -53).pick(ARGS);
+    const edge = LeastRequestPicker.of(pickers, counters, 2, () => 1 - 2 ** -53).pick(ARGS);
     assert.deepEqual(edge, { type: 'drop', status: unavailable('child 3') });
-    assert.throws(() => new LeastRequestPicker([], [], 2, Math.random), RangeError);
+    assert.throws(() => LeastRequestPicker.of([], [], 2, Math.random), RangeError);
   });
 
   test('a child without a constant result is asked per pick, and what it completes is counted', () => {
@@ -429,7 +429,7 @@ describe('least_request picker (A48 "Picker Behavior")', () => {
       pick: () => ({ type: 'complete', subchannel: sub, onCallEnded: () => childEnded++ }),
     };
     const counter = new CallCounter();
-    const picker = new LeastRequestPicker([child], [counter], 2, () => 0);
+    const picker = LeastRequestPicker.of([child], [counter], 2, () => 0);
     const r = picker.pick(ARGS) as CompletePick;
     r.onCallStarted!();
     assert.equal(counter.active, 1);

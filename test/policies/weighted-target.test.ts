@@ -222,6 +222,30 @@ describe('weighted_target picks (A28: "The WRR algorithm will be random based")'
     assert.ok(chiSquare(counts, [1, 1, 1, 1]) > 1000, 'the test can tell weighted from uniform');
   });
 
+  test('with only some targets READY, each READY one still gets exactly its share (the redraw over READY weights)', () => {
+    const weights = [1, 2, 3, 4, 50, 50];
+    const keys = weights.map((_, i) => `10.0.0.${i + 1}:80`);
+    const sim = new Simulation({ seed: 11 });
+    // The two heaviest targets never connect: most first draws land on them and are redrawn.
+    keys.forEach((k, i) => {
+      sim.script(k, i < 4 ? { connectAfterMs: 1 } : 'hang');
+    });
+    sim.update(
+      keys.map((k, i) => ({ addresses: [k], attributes: { path: [`l${i}`] } })),
+      wtConfig(Object.fromEntries(keys.map((_, i) => [`l${i}`, { weight: weights[i], childPolicy: RR }]))),
+    );
+    sim.advance(1);
+    assert.equal(sim.state, 'READY');
+    const counts = [0, 0, 0, 0];
+    for (let i = 0; i < 20_000; i++) {
+      const p = sim.pick();
+      assert.equal(p.type, 'complete');
+      if (p.type === 'complete') counts[keys.indexOf(p.address)]!++;
+    }
+    const x2 = chiSquare(counts, weights.slice(0, 4));
+    assert.ok(x2 < 16.27, `chi-square ${x2.toFixed(2)} for counts ${counts}`);
+  });
+
   test('the alias table gives each child exactly its share of the random range, in O(1) per pick', () => {
     const cases: number[][] = [[1, 2, 1], [5], [1, 1, 1, 1], [7, 1, 3, 0xffff_ffff, 2], [1, 1000]];
     for (const weights of cases) {
@@ -233,7 +257,7 @@ describe('weighted_target picks (A28: "The WRR algorithm will be random based")'
         },
       }));
       let r = 0;
-      const picker = new WeightedPicker(pickers, weights, () => r);
+      const picker = WeightedPicker.of(pickers, weights, () => r);
       const total = weights.reduce((a, b) => a + b, 0);
       // A grid over [0, 1) fine enough that every column threshold falls between grid points.
       const K = weights.length * Math.min(total, 4000) * 4;
@@ -249,9 +273,9 @@ describe('weighted_target picks (A28: "The WRR algorithm will be random based")'
       r = 1 - 2 ** -53;
       picker.pick({ metadata: { get: () => [] } });
     }
-    assert.throws(() => new WeightedPicker([], [], () => 0), RangeError);
-    assert.throws(() => new WeightedPicker([queuePicker], [1, 2], () => 0), RangeError);
-    assert.throws(() => new WeightedPicker([queuePicker], [0], () => 0), RangeError);
+    assert.throws(() => WeightedPicker.of([], [], () => 0), RangeError);
+    assert.throws(() => WeightedPicker.of([queuePicker], [1, 2], () => 0), RangeError);
+    assert.throws(() => WeightedPicker.of([queuePicker], [0], () => 0), RangeError);
   });
 
   test('a weight change takes effect with the update', () => {

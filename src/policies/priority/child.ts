@@ -22,8 +22,8 @@ import type { PriorityChildConfig } from './config.js';
 
 /** What a child needs from the priority policy that owns it. */
 export interface PriorityChildOwner {
-  /** The child reported (its state, status and picker are already recorded). */
-  onChildReport(child: PriorityChild): void;
+  /** The child reported (its state, status and picker are already recorded); `previous` is its state before. */
+  onChildReport(child: PriorityChild, previous: ConnectivityState): void;
   onFailoverTimer(child: PriorityChild): void;
   onRetentionExpired(child: PriorityChild): void;
 }
@@ -141,7 +141,7 @@ export class PriorityChild {
       default:
         break;
     }
-    this.owner.onChildReport(this);
+    this.owner.onChildReport(this, previous);
   }
 
   private record(state: ConnectivityState, status: Status, picker: Picker): void {

@@ -20,6 +20,7 @@ import {
   type StatusOr,
   TRANSIENT_FAILURE,
   unavailable,
+  workMeter,
 } from '../../core/index.js';
 import { PriorityChild, type PriorityChildOwner } from './child.js';
 import {
@@ -83,6 +84,7 @@ export class PriorityLb implements LoadBalancer<PriorityConfig>, PriorityChildOw
     // A56 "Configuration Updates": every existing child is updated (or deactivated) before one choice at the
     // end; what children report meanwhile is recorded, not acted on.
     this.busy = true;
+    workMeter.visits += this.children.size;
     try {
       for (const [name, child] of this.children) {
         const childConfig = config.priorityOf.has(name) ? config.children.get(name) : undefined;
@@ -112,6 +114,7 @@ export class PriorityLb implements LoadBalancer<PriorityConfig>, PriorityChildOw
   }
 
   resetBackoff(): void {
+    workMeter.visits += this.children.size;
     for (const child of this.children.values()) child.resetBackoff();
   }
 
@@ -123,7 +126,15 @@ export class PriorityLb implements LoadBalancer<PriorityConfig>, PriorityChildOw
   }
 
   /** @internal PriorityChildOwner */
-  onChildReport(child: PriorityChild): void {
+  onChildReport(child: PriorityChild, previous: ConnectivityState): void {
+    if (child.state === previous && !this.busy && !this.destroyed) {
+      // The choice reads only states and failover timers, and a report in the same state changes neither (the
+      // timer restarts only on a move into CONNECTING): the current child's new picker goes up as it is, and
+      // any other child's report changes nothing. This keeps a READY child's stream of pickers (a connect
+      // storm below us) O(1) per report.
+      if (child === this.current) this.report(child.state, child.status, child.picker);
+      return;
+    }
     this.helper.trace(() => `priority: child ${child.name} reported ${child.state}`);
     this.choosePriority();
   }
@@ -190,6 +201,7 @@ export class PriorityLb implements LoadBalancer<PriorityConfig>, PriorityChildOw
       return;
     }
     for (let priority = 0; priority < priorities.length; priority++) {
+      workMeter.visits++;
       const name = priorities[priority]!;
       let child = this.children.get(name);
       if (child === undefined) {
@@ -207,6 +219,7 @@ export class PriorityLb implements LoadBalancer<PriorityConfig>, PriorityChildOw
       }
     }
     // Nothing READY or IDLE, and no failover timer pending: the first CONNECTING child, else the last.
+    workMeter.visits += priorities.length;
     for (let priority = 0; priority < priorities.length; priority++) {
       if (this.children.get(priorities[priority]!)!.state === CONNECTING) {
         this.setCurrentPriority(config, priority, false);
@@ -236,6 +249,7 @@ export class PriorityLb implements LoadBalancer<PriorityConfig>, PriorityChildOw
     const priorities = config.priorities;
     if (deactivateLower) {
       const retentionMs = this.timers!.retentionMs;
+      workMeter.visits += priorities.length - priority;
       for (let p = priority + 1; p < priorities.length; p++) {
         this.children.get(priorities[p]!)?.deactivate(retentionMs);
       }

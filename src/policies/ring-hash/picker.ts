@@ -13,6 +13,7 @@ import { requestHeaderValue } from '../../hash/header-value.js';
 import { splitU64 } from '../../hash/u64.js';
 import { Utf8Buffer } from '../../hash/utf8.js';
 import { xxh64Into } from '../../hash/xxh64.js';
+import type { ArraySnapshot } from '../snapshot-array.js';
 import type { Ring } from './ring.js';
 
 // Endpoint states as the picker stores them: one byte per endpoint.
@@ -51,35 +52,29 @@ const text = new Utf8Buffer();
 
 /**
  * The ring_hash picker (A61 "Ring Hash" picker, A76 request hash header): a snapshot of the ring and of every
- * endpoint's state and picker taken when it was built. Used in every state, TRANSIENT_FAILURE included.
+ * endpoint's state and picker taken when it was built (O(1) snapshots of the policy's per-endpoint arrays). Used in every state, TRANSIENT_FAILURE included.
  * A pick hashes (or reads) the request hash, finds its place on the ring and walks from there.
  */
 export class RingHashPicker implements Picker {
-  private readonly allFailed: boolean;
-
   /**
    * @param states     per endpoint (ring endpoint index): a STATE_* code
    * @param pickers    per endpoint: its pick_first child's latest picker
    * @param header     A76 request hash header, or '' to take `PickArgs.hash`
    * @param anyConnecting whether some endpoint is CONNECTING (A76 random-hash walk)
+   * @param allFailed  whether every endpoint with ring entries is in TRANSIENT_FAILURE
    * @param connect    asks the policy to connect an endpoint; it must not act before this pick returns
    * @param random     the policy's random source, for calls without the header
    */
   constructor(
     private readonly ring: Ring,
-    private readonly states: Uint8Array,
-    private readonly pickers: readonly Picker[],
+    private readonly states: ArraySnapshot<number>,
+    private readonly pickers: ArraySnapshot<Picker>,
     private readonly header: string,
     private readonly anyConnecting: boolean,
+    private readonly allFailed: boolean,
     private readonly connect: (endpoint: number) => void,
     private readonly random: () => number,
-  ) {
-    let allFailed = true;
-    for (let e = 0; e < states.length && allFailed; e++) {
-      if (states[e] !== STATE_TRANSIENT_FAILURE && ring.entriesPerEndpoint[e]! > 0) allFailed = false;
-    }
-    this.allFailed = allFailed;
-  }
+  ) {}
 
   pick(args: PickArgs): PickResult {
     // Kept small so the whole hot path (read the hash, find its entry, one READY endpoint) inlines.
@@ -112,8 +107,8 @@ export class RingHashPicker implements Picker {
   private walk(first: number, args: PickArgs): PickResult {
     const ring = this.ring;
     const e = ring.endpointAt(first);
-    const state = this.states[e];
-    if (state === STATE_READY) return this.pickers[e]!.pick(args);
+    const state = this.states.at(e);
+    if (state === STATE_READY) return this.pickers.at(e).pick(args);
     if (state === STATE_CONNECTING) return QUEUE;
     if (state === STATE_IDLE) {
       this.connect(e);
@@ -131,8 +126,8 @@ export class RingHashPicker implements Picker {
       for (let i = 1, at = first + 1; i < n; i++, at++) {
         if (at === n) at = 0;
         const e = ring.endpointAt(at);
-        const state = states[e];
-        if (state === STATE_READY) return this.pickers[e]!.pick(args);
+        const state = states.at(e);
+        if (state === STATE_READY) return this.pickers.at(e).pick(args);
         if (state === STATE_IDLE) {
           this.connect(e);
           return QUEUE;
@@ -140,7 +135,7 @@ export class RingHashPicker implements Picker {
         if (state === STATE_CONNECTING) return QUEUE;
       }
     }
-    return this.pickers[ring.endpointAt(first)]!.pick(args);
+    return this.pickers.at(ring.endpointAt(first)).pick(args);
   }
 
   /**
@@ -154,8 +149,8 @@ export class RingHashPicker implements Picker {
     let requested = this.anyConnecting;
     for (let i = 0, at = first; i < n; i++) {
       const e = ring.endpointAt(at);
-      const state = states[e];
-      if (state === STATE_READY) return this.pickers[e]!.pick(args);
+      const state = states.at(e);
+      if (state === STATE_READY) return this.pickers.at(e).pick(args);
       if (!requested && state === STATE_IDLE) {
         this.connect(e);
         requested = true;
@@ -163,6 +158,6 @@ export class RingHashPicker implements Picker {
       if (++at === n) at = 0;
     }
     if (requested) return QUEUE;
-    return this.pickers[ring.endpointAt(first)]!.pick(args);
+    return this.pickers.at(ring.endpointAt(first)).pick(args);
   }
 }

@@ -20,8 +20,10 @@ import {
   type Status,
   TRANSIENT_FAILURE,
   unavailable,
+  workMeter,
 } from '../../core/index.js';
 import { type EndpointChild, EndpointList } from '../endpoint-list.js';
+import { SnapshotArray } from '../snapshot-array.js';
 import { effectiveRingSizes, parseRingHashConfig, RING_HASH, type RingHashConfig } from './config.js';
 import { RingHashPicker, STATE_IDLE, stateCode } from './picker.js';
 import { buildRing, type Ring } from './ring.js';
@@ -41,11 +43,16 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
   private weights = new Float64Array(0);
   private minRingSize = 0;
   private maxRingSize = 0;
-  /** Each endpoint's latest state code and picker, by index; pickers take copies. */
-  private states = new Uint8Array(0);
-  private pickers: Picker[] = [];
+  /**
+   * Each endpoint's latest state code and picker, by index; pickers take O(1) snapshots, so a child report
+   * costs O(1) and a connect storm of n endpoints O(n) in total.
+   */
+  private states = new SnapshotArray<number>();
+  private pickers = new SnapshotArray<Picker>();
   /** IDLE endpoints that have ring entries: the candidates for a proactive connection. */
   private idleInRing = 0;
+  /** Endpoints that have ring entries and are not in TRANSIENT_FAILURE (none: every pick fails). */
+  private workingInRing = 0;
   private proactiveCursor = 0;
   private connectEndpoint: (endpoint: number) => void = () => {};
   private readonly pendingConnects = new Set<EndpointChild>();
@@ -78,6 +85,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
       return false;
     }
     let endpoints = update.endpoints.value;
+    workMeter.visits += endpoints.length;
     if (endpoints.some((e) => e.addresses.length === 0))
       endpoints = endpoints.filter((e) => e.addresses.length > 0);
     if (endpoints.length === 0) {
@@ -97,6 +105,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
   exitIdle(): void {}
 
   resetBackoff(): void {
+    workMeter.visits += this.children.length;
     for (const child of this.children) child.resetBackoff();
   }
 
@@ -123,6 +132,8 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
       duplicateEndpoints.push(e);
     });
     const n = children.length;
+    // This loop, the ring comparison and the state loop below.
+    workMeter.visits += 3 * n + duplicates.length;
     const keys = new Array<string>(n);
     const weights = new Float64Array(n);
     for (let i = 0; i < n; i++) {
@@ -144,6 +155,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
       !sameRingInputs(this.children, this.keys, this.weights, children, keys, weights)
     ) {
       this.ring = buildRing(keys, weights, minRingSize, maxRingSize);
+      workMeter.visits += n + this.ring.size;
       this.minRingSize = minRingSize;
       this.maxRingSize = maxRingSize;
       this.helper.trace(
@@ -155,16 +167,20 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     this.keys = keys;
     this.weights = weights;
     this.connectEndpoint = (e) => this.scheduleConnect(children[e]!);
-    this.states = new Uint8Array(n);
-    this.pickers = new Array<Picker>(n);
+    this.states = new SnapshotArray();
+    this.pickers = new SnapshotArray();
     const perEndpoint = this.ring.entriesPerEndpoint;
     this.idleInRing = 0;
+    this.workingInRing = 0;
     this.proactiveCursor = 0;
     for (let i = 0; i < n; i++) {
       const child = children[i]!;
-      this.states[i] = stateCode(child.state);
-      this.pickers[i] = child.picker;
-      if (child.state === IDLE && perEndpoint[i]! > 0) this.idleInRing++;
+      this.states.push(stateCode(child.state));
+      this.pickers.push(child.picker);
+      if (perEndpoint[i]! > 0) {
+        if (child.state === IDLE) this.idleInRing++;
+        if (child.state !== TRANSIENT_FAILURE) this.workingInRing++;
+      }
       if (child.state === TRANSIENT_FAILURE) this.lastFailure = child.status;
     }
   }
@@ -176,19 +192,24 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     this.keys = [];
     this.weights = new Float64Array(0);
     this.ring = null;
-    this.states = new Uint8Array(0);
-    this.pickers = [];
+    this.states = new SnapshotArray();
+    this.pickers = new SnapshotArray();
     this.idleInRing = 0;
+    this.workingInRing = 0;
   }
 
   private onChildState(child: EndpointChild, previous: ConnectivityState): void {
     const slot = child.slot;
     if (this.destroyed || this.children[slot] !== child) return;
     const inRing = this.ring!.entriesPerEndpoint[slot]! > 0;
-    if (inRing && previous === IDLE) this.idleInRing--;
-    if (inRing && child.state === IDLE) this.idleInRing++;
-    this.states[slot] = stateCode(child.state);
-    this.pickers[slot] = child.picker;
+    if (inRing) {
+      if (previous === IDLE) this.idleInRing--;
+      if (child.state === IDLE) this.idleInRing++;
+      if (previous === TRANSIENT_FAILURE) this.workingInRing++;
+      if (child.state === TRANSIENT_FAILURE) this.workingInRing--;
+    }
+    this.states.set(slot, stateCode(child.state));
+    this.pickers.set(slot, child.picker);
     if (child.state === TRANSIENT_FAILURE) {
       this.lastFailure = child.status;
       // pick_first re-resolves when it fails to connect or loses its connection; a READY child turned
@@ -232,6 +253,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
   }
 
   private report(): void {
+    workMeter.visits++;
     const state = this.aggregatedState();
     let status = OK_STATUS;
     if (state === TRANSIENT_FAILURE) {
@@ -241,10 +263,11 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     // The ring picker serves every state, TRANSIENT_FAILURE included (A42).
     const picker = new RingHashPicker(
       this.ring!,
-      this.states.slice(),
-      this.pickers.slice(),
+      this.states.snapshot(),
+      this.pickers.snapshot(),
       this.config!.requestHashHeader,
       this.list.counts[CONNECTING] > 0,
+      this.workingInRing === 0,
       this.connectEndpoint,
       this.random,
     );
@@ -265,7 +288,8 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     for (let i = 0; i < n; i++) {
       let e = this.proactiveCursor + i;
       if (e >= n) e -= n;
-      if (this.states[e] === STATE_IDLE && perEndpoint[e]! > 0) {
+      workMeter.visits++;
+      if (this.states.at(e) === STATE_IDLE && perEndpoint[e]! > 0) {
         this.proactiveCursor = e + 1 === n ? 0 : e + 1;
         this.helper.trace(() => `ring_hash: proactively connecting ${this.children[e]!.key}`);
         this.children[e]!.connect();
@@ -284,6 +308,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
   private runPendingConnects(): void {
     this.connectTimer = null;
     const children = [...this.pendingConnects];
+    workMeter.visits += children.length;
     this.pendingConnects.clear();
     // A child dropped by an update since is SHUTDOWN, and connect() ignores it.
     for (const child of children) child.connect();

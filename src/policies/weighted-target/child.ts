@@ -29,6 +29,8 @@ export class WeightedTargetChild {
   status: Status = OK_STATUS;
   picker: Picker = queuePicker;
   weight = 1;
+  /** The owner's index of this target among its active ones (-1 while retained). */
+  slot = -1;
   private readonly retention: RetentionTimer;
   private destroyed = false;
   private readonly policy: ChildPolicy;

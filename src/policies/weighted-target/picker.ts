@@ -1,30 +1,24 @@
 import type { PickArgs, Picker, PickResult } from '../../core/index.js';
+import { type ArraySnapshot, snapshotOf } from '../snapshot-array.js';
+import type { ReadyWeightsSnapshot } from './ready-weights.js';
 
 /**
- * Picks a child at random in proportion to its weight and delegates to that child's picker (A28: "The WRR
- * algorithm will be random based"). An alias table (Vose) is built once, in O(n); a pick is O(1): one random
- * number chooses a column and a threshold, with a single comparison and no allocation. (A binary search over
- * cumulative weights is O(log n) but its branches are unpredictable on random input, which costs more than
- * the search itself.) The table is built in integers, so the distribution is exactly the weights'.
+ * Vose's alias table over a list of positive integer weights, built once in O(n): one random number in
+ * [0, 1) chooses a column (its integer part) and a threshold (its fraction), and a single comparison gives the
+ * index. (A binary search over cumulative weights is O(log n) but its branches are unpredictable on random
+ * input, which costs more than the search itself.) Built in integers, so the distribution is exactly the
+ * weights'.
  */
-export class WeightedPicker implements Picker {
-  private readonly n: number;
-  private readonly total: number;
-  /** Column i keeps its own child when `threshold < keep[i]` (threshold uniform in [0, total)). */
-  private readonly keep: Float64Array;
-  private readonly own: readonly Picker[];
-  private readonly alias: readonly Picker[];
+export class AliasTable {
+  readonly n: number;
+  readonly total: number;
+  /** Column i gives index i when `threshold < keep[i]` (threshold uniform in [0, total)), else `alias[i]`. */
+  readonly keep: Float64Array;
+  readonly alias: Int32Array;
 
-  /** `random` is uniform in [0, 1) (the policy's `helper.random`, bound). */
-  constructor(
-    pickers: readonly Picker[],
-    weights: readonly number[],
-    private readonly random: () => number,
-  ) {
-    const n = pickers.length;
-    if (n === 0 || n !== weights.length) {
-      throw new RangeError('WeightedPicker needs one weight per picker, and at least one picker');
-    }
+  constructor(weights: readonly number[]) {
+    const n = weights.length;
+    if (n === 0) throw new RangeError('an alias table needs at least one weight');
     let total = 0;
     for (const w of weights) {
       if (!(Number.isInteger(w) && w > 0))
@@ -37,7 +31,7 @@ export class WeightedPicker implements Picker {
     const scaled = new Float64Array(n);
     for (let i = 0; i < n; i++) scaled[i] = weights[i]! * n;
     const keep = new Float64Array(n);
-    const aliasIndex = new Int32Array(n);
+    const alias = new Int32Array(n);
     const small: number[] = [];
     const large: number[] = [];
     for (let i = 0; i < n; i++) (scaled[i]! < total ? small : large).push(i);
@@ -45,18 +39,56 @@ export class WeightedPicker implements Picker {
       const s = small.pop()!;
       const l = large.pop()!;
       keep[s] = scaled[s]!;
-      aliasIndex[s] = l;
+      alias[s] = l;
       scaled[l] = scaled[l]! - (total - scaled[s]!);
       (scaled[l]! < total ? small : large).push(l);
     }
     // Whatever is left is exactly full.
     for (const i of large) keep[i] = total;
     for (const i of small) keep[i] = total;
+    for (let i = 0; i < n; i++) if (keep[i]! >= total) alias[i] = i;
     this.n = n;
     this.total = total;
     this.keep = keep;
-    this.own = pickers.slice();
-    this.alias = Array.from(aliasIndex, (a, i) => (keep[i]! >= total ? pickers[i]! : pickers[a]!));
+    this.alias = alias;
+  }
+}
+
+/**
+ * Picks a child at random in proportion to its weight and delegates to that child's picker (A28: "The WRR
+ * algorithm will be random based"). The alias table covers every active target and is built once per config
+ * update; the pickers are a snapshot of the policy's per-target slots, null where a target is not READY. A
+ * draw that lands on such a slot is redrawn over the READY targets' weights alone (`ready`, a Fenwick tree
+ * kept by the policy in O(log n) per change), so each READY target still gets exactly its weight's share:
+ * w/W + (1 - R/W) * w/R = w/R. With every target READY a pick is one draw and one comparison, and a child
+ * changing state costs the policy O(log n), not a rebuild over every target.
+ */
+export class WeightedPicker implements Picker {
+  private readonly n: number;
+  private readonly total: number;
+  private readonly keep: Float64Array;
+  private readonly alias: Int32Array;
+
+  /** `random` is uniform in [0, 1) (the policy's `helper.random`, bound). */
+  constructor(
+    table: AliasTable,
+    private readonly pickers: ArraySnapshot<Picker | null>,
+    private readonly random: () => number,
+    private readonly ready: ReadyWeightsSnapshot | null = null,
+  ) {
+    if (pickers.length !== table.n) throw new RangeError('WeightedPicker needs one picker per weight');
+    this.n = table.n;
+    this.total = table.total;
+    this.keep = table.keep;
+    this.alias = table.alias;
+  }
+
+  /** A picker over fixed lists, every child present. */
+  static of(pickers: readonly Picker[], weights: readonly number[], random: () => number): WeightedPicker {
+    if (pickers.length === 0 || pickers.length !== weights.length) {
+      throw new RangeError('WeightedPicker needs one weight per picker, and at least one picker');
+    }
+    return new WeightedPicker(new AliasTable(weights), snapshotOf<Picker | null>(pickers), random);
   }
 
   pick(args: PickArgs): PickResult {
@@ -66,6 +98,13 @@ export class WeightedPicker implements Picker {
     // x < n always in exact arithmetic; rounding of random() * n can reach n itself.
     const column = x < n ? x | 0 : n - 1;
     const threshold = (x - column) * this.total;
-    return (threshold < this.keep[column]! ? this.own[column]! : this.alias[column]!).pick(args);
+    const picker = this.pickers.at(threshold < this.keep[column]! ? column : this.alias[column]!);
+    return picker !== null ? picker.pick(args) : this.pickReady(args);
+  }
+
+  /** The draw landed on a target that is not READY: draw again over the READY targets' weights. */
+  private pickReady(args: PickArgs): PickResult {
+    const ready = this.ready!;
+    return this.pickers.at(ready.sample(this.random()))!.pick(args);
   }
 }

@@ -21,7 +21,9 @@ import {
   type StatusOr,
   TRANSIENT_FAILURE,
   unavailable,
+  workMeter,
 } from '../../core/index.js';
+import { SnapshotArray } from '../snapshot-array.js';
 import { WeightedTargetChild, type WeightedTargetChildOwner } from './child.js';
 import {
   parseWeightedTargetConfig,
@@ -29,7 +31,8 @@ import {
   WEIGHTED_TARGET_CHILD_RETENTION_MS,
   type WeightedTargetConfig,
 } from './config.js';
-import { WeightedPicker } from './picker.js';
+import { AliasTable, WeightedPicker } from './picker.js';
+import { ReadyWeights } from './ready-weights.js';
 
 const NO_TARGETS = unavailable('weighted_target has no targets');
 const NO_TARGETS_PICKER = new FailPicker(NO_TARGETS);
@@ -38,6 +41,10 @@ const NO_TARGETS_PICKER = new FailPicker(NO_TARGETS);
  * weighted_target_experimental (gRFC A28): one child per target, all created at once; picks go to READY
  * children at random in proportion to their weights. Targets removed from the config are kept for 15 minutes
  * and reused if they come back.
+ *
+ * Each update gives the active targets slots and builds what does not change until the next one (the alias
+ * table of their weights); a child report then costs O(log n): per-state counts, the slot's picker and the
+ * READY weights (a Fenwick tree) change in place, and pickers take O(1) snapshots of them.
  */
 export class WeightedTargetLb implements LoadBalancer<WeightedTargetConfig>, WeightedTargetChildOwner {
   /** Current targets and retained removed ones, by name. */
@@ -49,6 +56,17 @@ export class WeightedTargetLb implements LoadBalancer<WeightedTargetConfig>, Wei
   private reported: ConnectivityState | null = null;
   /** The child that failed last: its error is the status of our TRANSIENT_FAILURE. */
   private lastFailed: WeightedTargetChild | null = null;
+  /** The active (not retained) targets, by slot; each knows its slot. */
+  private active: WeightedTargetChild[] = [];
+  /** How many active targets are in each state. */
+  private counts = { IDLE: 0, CONNECTING: 0, READY: 0, TRANSIENT_FAILURE: 0, SHUTDOWN: 0 };
+  /** The active targets' weights, by slot; null when there is none. */
+  private table: AliasTable | null = null;
+  /** By slot: the picker of a READY target, else null. */
+  private readyPickers = new SnapshotArray<Picker | null>();
+  /** By slot: every active target's latest picker (the TRANSIENT_FAILURE picker picks among them all). */
+  private allPickers = new SnapshotArray<Picker>();
+  private readyWeights: ReadyWeights | null = null;
 
   /** `helper.random` as one standalone function, for every picker this policy builds. */
   private readonly random: () => number;
@@ -66,6 +84,7 @@ export class WeightedTargetLb implements LoadBalancer<WeightedTargetConfig>, Wei
     if (update.endpoints.ok) this.split = HierarchicalSplit.of(update.endpoints.value);
     const split = this.split;
     this.updating = true;
+    workMeter.visits += targets.size + this.children.size;
     try {
       for (const [name, target] of targets) {
         let child = this.children.get(name);
@@ -89,6 +108,7 @@ export class WeightedTargetLb implements LoadBalancer<WeightedTargetConfig>, Wei
       this.updating = false;
     }
     // Weights may have changed even where no state did: always rebuild.
+    this.assignSlots();
     this.aggregate();
     // Like priority: rejected only when there is no list or nothing to route to; each child deals with its own
     // share (an empty share makes that child fail, not its siblings).
@@ -96,10 +116,12 @@ export class WeightedTargetLb implements LoadBalancer<WeightedTargetConfig>, Wei
   }
 
   exitIdle(): void {
+    workMeter.visits += this.children.size;
     for (const child of this.children.values()) if (!child.deactivated) child.exitIdle();
   }
 
   resetBackoff(): void {
+    workMeter.visits += this.children.size;
     for (const child of this.children.values()) child.resetBackoff();
   }
 
@@ -107,12 +129,50 @@ export class WeightedTargetLb implements LoadBalancer<WeightedTargetConfig>, Wei
     this.destroyed = true;
     for (const child of this.children.values()) child.destroy();
     this.children.clear();
+    this.active = [];
+  }
+
+  /** After an update: slots, counts, weights and pickers of the active targets, built in O(n). */
+  private assignSlots(): void {
+    const active: WeightedTargetChild[] = [];
+    // This loop, the slot loop, the alias table and the Fenwick tree.
+    workMeter.visits += this.children.size + 3 * this.children.size;
+    for (const child of this.children.values()) {
+      child.slot = child.deactivated ? -1 : active.push(child) - 1;
+    }
+    this.active = active;
+    const counts = { IDLE: 0, CONNECTING: 0, READY: 0, TRANSIENT_FAILURE: 0, SHUTDOWN: 0 };
+    const weights: number[] = new Array(active.length);
+    this.readyPickers = new SnapshotArray();
+    this.allPickers = new SnapshotArray();
+    for (let slot = 0; slot < active.length; slot++) {
+      const child = active[slot]!;
+      counts[child.state]++;
+      weights[slot] = child.weight;
+      this.readyPickers.push(child.state === READY ? child.picker : null);
+      this.allPickers.push(child.picker);
+    }
+    this.counts = counts;
+    this.table = active.length > 0 ? new AliasTable(weights) : null;
+    this.readyWeights = new ReadyWeights(weights, (slot) => active[slot]!.state === READY);
   }
 
   /** @internal WeightedTargetChildOwner */
   onChildReport(child: WeightedTargetChild, previous: ConnectivityState): void {
     if (child.state === TRANSIENT_FAILURE) this.lastFailed = child;
-    if (this.updating || this.destroyed || child.deactivated) return;
+    // During an update the slots are rebuilt after it; a retained target has none.
+    if (this.updating || this.destroyed || child.deactivated || this.active[child.slot] !== child) return;
+    const slot = child.slot;
+    this.counts[previous]--;
+    this.counts[child.state]++;
+    this.allPickers.set(slot, child.picker);
+    if (child.state === READY) {
+      this.readyPickers.set(slot, child.picker);
+      if (previous !== READY) this.readyWeights!.add(slot, child.weight);
+    } else if (previous === READY) {
+      this.readyPickers.set(slot, null);
+      this.readyWeights!.add(slot, -child.weight);
+    }
     // While READY, only READY children are in the picker: other children's moves change nothing we report.
     if (this.reported === READY && child.state !== READY && previous !== READY) return;
     this.aggregate();
@@ -129,27 +189,21 @@ export class WeightedTargetLb implements LoadBalancer<WeightedTargetConfig>, Wei
 
   /** A28 aggregation: READY if any child is, else CONNECTING if any is, else IDLE if any is, else TF. */
   private aggregate(): void {
-    let connecting = 0;
-    let idle = 0;
-    let active = 0;
-    const readyPickers: Picker[] = [];
-    const readyWeights: number[] = [];
-    for (const child of this.children.values()) {
-      if (child.deactivated) continue;
-      active++;
-      if (child.state === READY) {
-        readyPickers.push(child.picker);
-        readyWeights.push(child.weight);
-      } else if (child.state === CONNECTING) connecting++;
-      else if (child.state === IDLE) idle++;
-    }
-    if (readyPickers.length > 0) {
-      this.report(READY, OK_STATUS, new WeightedPicker(readyPickers, readyWeights, this.random));
-    } else if (connecting > 0) {
+    workMeter.visits++;
+    const counts = this.counts;
+    if (counts[READY] > 0) {
+      const picker = new WeightedPicker(
+        this.table!,
+        this.readyPickers.snapshot(),
+        this.random,
+        this.readyWeights!.snapshot(),
+      );
+      this.report(READY, OK_STATUS, picker);
+    } else if (counts[CONNECTING] > 0) {
       if (this.reported !== CONNECTING) this.report(CONNECTING, OK_STATUS, queuePicker);
-    } else if (idle > 0) {
+    } else if (counts[IDLE] > 0) {
       if (this.reported !== IDLE) this.report(IDLE, OK_STATUS, new IdlePicker(() => this.scheduleExitIdle()));
-    } else if (active === 0) {
+    } else if (this.active.length === 0) {
       this.report(TRANSIENT_FAILURE, NO_TARGETS, NO_TARGETS_PICKER);
     } else {
       this.reportFailure();
@@ -161,18 +215,16 @@ export class WeightedTargetLb implements LoadBalancer<WeightedTargetConfig>, Wei
    * real error), and the status we report is the error of the child that failed last.
    */
   private reportFailure(): void {
-    const pickers: Picker[] = [];
-    const weights: number[] = [];
-    let status: Status | null = null;
-    for (const child of this.children.values()) {
-      if (child.deactivated) continue;
-      pickers.push(child.picker);
-      weights.push(child.weight);
-      status ??= child.status;
-    }
     const last = this.lastFailed;
-    if (last !== null && !last.deactivated && last.state === TRANSIENT_FAILURE) status = last.status;
-    this.report(TRANSIENT_FAILURE, status!, new WeightedPicker(pickers, weights, this.random));
+    const status =
+      last !== null && !last.deactivated && last.state === TRANSIENT_FAILURE
+        ? last.status
+        : this.active[0]!.status;
+    this.report(
+      TRANSIENT_FAILURE,
+      status,
+      new WeightedPicker(this.table!, this.allPickers.snapshot(), this.random),
+    );
   }
 
   /** A pick on the IDLE picker wakes every child, off the data path. */

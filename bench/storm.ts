@@ -1,0 +1,420 @@
+/**
+ * Connect storms, lbtree beside grpc-js / @grpc/grpc-js-xds's same policies in the same process: what every
+ * real channel does at start-up and after an outage. For each policy:
+ *   - first update + connect storm: the first update of N endpoints, then each endpoint CONNECTING -> READY
+ *     one at a time, each delivered (and reported up to the channel) before the next;
+ *   - disconnect storm: then each READY endpoint loses its connection and fails to reconnect, one at a time
+ *     (READY -> IDLE -> CONNECTING -> TRANSIENT_FAILURE), until none is left.
+ * A policy that rebuilds its picker over every READY child on each report is quadratic here (the issue-10
+ * figures: 1.1 s for 10,000 round_robin endpoints, 76 s for a 50,000-endpoint xDS locality in the simulator).
+ * Subchannels are the same synchronous fakes the other sections use; lbtree's timers are held by a manual
+ * clock (only ring_hash's zero-delay connection hops run), so nothing fires inside a timed region.
+ *
+ * Comparisons: round_robin from @grpc/grpc-js; priority, weighted_target, xds_wrr_locality and ring_hash from
+ * @grpc/grpc-js-xds (registered through its setup functions, as its register() does). grpc-js 1.14 and
+ * grpc-js-xds 1.14 have no least_request policy: lbtree's least_request is shown beside grpc-js's
+ * round_robin, the nearest policy they have. A comparison whose previous size took long enough that this one
+ * would take minutes (both are quadratic there) is skipped and says so.
+ */
+import {
+  experimental,
+  connectivityState as GrpcState,
+  type LoadBalancingConfig,
+  Metadata,
+} from '@grpc/grpc-js';
+// Loaded first for its side effect: grpc-js-xds parses Envoy protos when its policies load, and finds
+// google/protobuf/descriptor.proto only once proto-loader has registered the well-known protos.
+import '@grpc/proto-loader';
+import * as grpcJsXdsPriority from '@grpc/grpc-js-xds/build/src/load-balancer-priority.js';
+import * as grpcJsXdsRingHash from '@grpc/grpc-js-xds/build/src/load-balancer-ring-hash.js';
+import * as grpcJsXdsWeightedTarget from '@grpc/grpc-js-xds/build/src/load-balancer-weighted-target.js';
+import * as grpcJsXdsWrrLocality from '@grpc/grpc-js-xds/build/src/load-balancer-xds-wrr-locality.js';
+import {
+  Attributes,
+  type Endpoint,
+  HIERARCHICAL_PATH,
+  LOCALITY,
+  LOCALITY_WEIGHT,
+  NO_CHANNEL_ARGS,
+  ok,
+  Registry,
+  RING_SIZE_CAP_ARG,
+  registerAllPolicies,
+  xxh64,
+} from 'lbtree';
+import { BenchChannel, type BenchSubchannel, ManualClock } from './bench-channel.js';
+import { FakeSubchannel } from './grpc-js-harness.js';
+import { median, ms, printRow, printTableHeader } from './report.js';
+
+const SIZES = (process.env.STORM_SIZES ?? '1000,10000,50000').split(',').map(Number);
+/** Runs per size (median), fewer for the large sizes. */
+const repeatsFor = (n: number): number => (n <= 1_000 ? 5 : n <= 10_000 ? 3 : 1);
+/** A comparison expected to take longer than this (quadratic growth from the previous size) is skipped. */
+const SKIP_ABOVE_MS = Number(process.env.STORM_SKIP_ABOVE_MS ?? 60_000);
+
+/** One policy tree under a fake channel, driven endpoint by endpoint. */
+interface StormHarness {
+  /** Delivers the (prepared) first update; grpc-js-xds's ring_hash answers in a promise callback. */
+  firstUpdate(): void | Promise<void>;
+  /** Endpoint i connects: CONNECTING (asked for by the policy, or by a pick for ring_hash) -> READY. */
+  up(i: number): void;
+  /** Endpoint i loses its connection and the retry fails: READY -> IDLE -> CONNECTING -> TRANSIENT_FAILURE. */
+  down(i: number): void;
+  readonly state: string;
+  destroy(): void;
+}
+
+/** The shapes of endpoint list the cases use. */
+type Shape =
+  | 'plain' // round_robin, least_request, ring_hash
+  | 'target-per-endpoint' // weighted_target: one target per endpoint
+  | 'locality-per-endpoint' // xds_wrr_locality: one locality per endpoint
+  | 'one-priority' // priority -> round_robin
+  | 'xds-one-locality'; // priority -> xds_wrr_locality -> weighted_target -> round_robin, one locality
+
+/** ring_hash: two entries per endpoint, so a pick can reach every endpoint (the default cap is 4,096). */
+const ringSize = (n: number): number => 2 * n;
+
+const address = (i: number): string => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:50051`;
+
+// ---- lbtree ----
+
+function lbtreeConfig(policy: string, shape: Shape, n: number): unknown {
+  const rr = [{ round_robin: {} }];
+  switch (policy) {
+    case 'weighted_target':
+      return {
+        weighted_target_experimental: {
+          targets: Object.fromEntries(
+            Array.from({ length: n }, (_, i) => [`t${i}`, { weight: 1 + (i % 3), childPolicy: rr }]),
+          ),
+        },
+      };
+    case 'xds_wrr_locality':
+      return { xds_wrr_locality_experimental: { childPolicy: rr } };
+    case 'priority':
+      if (shape === 'xds-one-locality') {
+        return {
+          priority_experimental: {
+            children: { p0: { config: [{ xds_wrr_locality_experimental: { childPolicy: rr } }] } },
+            priorities: ['p0'],
+          },
+        };
+      }
+      return { priority_experimental: { children: { p0: { config: rr } }, priorities: ['p0'] } };
+    case 'least_request':
+      return { least_request_experimental: {} };
+    case 'ring_hash':
+      return { ring_hash_experimental: { minRingSize: ringSize(n), maxRingSize: ringSize(n) } };
+    default:
+      return { round_robin: {} };
+  }
+}
+
+function lbtreeEndpoints(shape: Shape, n: number, channel: BenchChannel): Endpoint[] {
+  const locality = (i: number) => Attributes.of(LOCALITY, `l${i}`).with(LOCALITY_WEIGHT, 1 + (i % 3));
+  const oneLocality = Attributes.of(HIERARCHICAL_PATH, ['p0']).with(LOCALITY, 'l0').with(LOCALITY_WEIGHT, 1);
+  const onePriority = Attributes.of(HIERARCHICAL_PATH, ['p0']);
+  return Array.from({ length: n }, (_, i) => {
+    const addresses = [channel.intern(address(i))];
+    switch (shape) {
+      case 'target-per-endpoint':
+        return { addresses, attributes: Attributes.of(HIERARCHICAL_PATH, [`t${i}`]) };
+      case 'locality-per-endpoint':
+        return { addresses, attributes: locality(i) };
+      case 'one-priority':
+        return { addresses, attributes: onePriority };
+      case 'xds-one-locality':
+        return { addresses, attributes: oneLocality };
+      default:
+        return { addresses, attributes: Attributes.EMPTY };
+    }
+  });
+}
+
+export function createLbtreeStorm(policy: string, shape: Shape, n: number): StormHarness {
+  const registry = registerAllPolicies(new Registry());
+  const parsed = registry.parseLbConfigList([lbtreeConfig(policy, shape, n)]);
+  const clock = new ManualClock();
+  const channel = new BenchChannel(clock);
+  const lb = registry.create(parsed, channel);
+  const endpoints = lbtreeEndpoints(shape, n, channel);
+  const keys = Array.from({ length: n }, (_, i) => address(i));
+  const metadata = { get: () => [] };
+  const lazy = policy === 'ring_hash';
+  const attributes = lazy ? { [RING_SIZE_CAP_ARG]: ringSize(n) } : NO_CHANNEL_ARGS;
+  const sub = (i: number): BenchSubchannel | undefined => channel.pool.get(keys[i]!);
+  /** Gets endpoint i's subchannel CONNECTING, the way its policy would. */
+  const connecting = (i: number): BenchSubchannel => {
+    if (lazy && sub(i)?.state !== 'CONNECTING') {
+      // A pick whose hash is endpoint i's ring entry (Envoy's `<key>_0`) asks for its connection.
+      channel.picker.pick({ metadata, hash: xxh64(`${keys[i]}_0`) });
+      clock.runZeroDelay();
+    }
+    const s = sub(i);
+    if (s === undefined) throw new Error(`lbtree ${policy}: no subchannel for ${keys[i]}`);
+    s.requestConnection();
+    return s;
+  };
+  return {
+    firstUpdate: () => {
+      lb.update({ endpoints: ok(endpoints), config: parsed.config, attributes });
+    },
+    up: (i) => connecting(i).transition('READY'),
+    down: (i) => {
+      sub(i)!.transition('IDLE');
+      connecting(i).transition('TRANSIENT_FAILURE');
+    },
+    get state() {
+      return channel.state;
+    },
+    destroy: () => lb.destroy(),
+  };
+}
+
+// ---- grpc-js / grpc-js-xds ----
+
+let grpcJsXdsRegistered = false;
+function registerGrpcJsXds(): void {
+  if (grpcJsXdsRegistered) return;
+  grpcJsXdsPriority.setup();
+  grpcJsXdsWeightedTarget.setup();
+  grpcJsXdsWrrLocality.setup();
+  grpcJsXdsRingHash.setup();
+  grpcJsXdsRegistered = true;
+}
+
+const localityName = (i: number) => `{region=r,zone=z${i},sub_zone=}`;
+
+function grpcConfig(policy: string, shape: Shape, n: number): Record<string, unknown> {
+  const rr = [{ round_robin: {} }];
+  switch (policy) {
+    case 'weighted_target':
+      return {
+        weighted_target: {
+          targets: Object.fromEntries(
+            Array.from({ length: n }, (_, i) => [`t${i}`, { weight: 1 + (i % 3), child_policy: rr }]),
+          ),
+        },
+      };
+    case 'xds_wrr_locality':
+      return { xds_wrr_locality: { child_policy: rr } };
+    case 'priority': {
+      const child = shape === 'xds-one-locality' ? [{ xds_wrr_locality: { child_policy: rr } }] : rr;
+      return {
+        priority: {
+          children: { p0: { config: child, ignore_reresolution_requests: false } },
+          priorities: ['p0'],
+        },
+      };
+    }
+    case 'ring_hash':
+      return { ring_hash: { min_ring_size: ringSize(n), max_ring_size: ringSize(n) } };
+    default:
+      return { round_robin: {} };
+  }
+}
+
+function grpcEndpoints(shape: Shape, n: number): experimental.Endpoint[] {
+  return Array.from({ length: n }, (_, i) => {
+    const a = address(i);
+    const colon = a.lastIndexOf(':');
+    const addresses = [{ host: a.slice(0, colon), port: Number(a.slice(colon + 1)) }];
+    switch (shape) {
+      case 'target-per-endpoint':
+        return { addresses, localityPath: [`t${i}`] };
+      case 'locality-per-endpoint':
+        return {
+          addresses,
+          localityPath: [localityName(i)],
+          locality: { region: 'r', zone: `z${i}`, sub_zone: '' },
+          localityWeight: 1 + (i % 3),
+        };
+      case 'one-priority':
+        return { addresses, localityPath: ['p0'] };
+      case 'xds-one-locality':
+        return {
+          addresses,
+          localityPath: ['p0', localityName(0)],
+          locality: { region: 'r', zone: 'z0', sub_zone: '' },
+          localityWeight: 1,
+        };
+      default:
+        return { addresses };
+    }
+  }) as experimental.Endpoint[];
+}
+
+function createGrpcJs(policy: string, shape: Shape, n: number): StormHarness {
+  registerGrpcJsXds();
+  const pool = new Map<string, FakeSubchannel>();
+  let state: GrpcState = GrpcState.IDLE;
+  let picker: experimental.Picker | null = null;
+  let reported: (() => void) | null = null;
+  const helper: experimental.ChannelControlHelper = {
+    createSubchannel(a) {
+      const key = experimental.subchannelAddressToString(a);
+      let sub = pool.get(key);
+      if (!sub) {
+        sub = new FakeSubchannel(key);
+        pool.set(key, sub);
+      }
+      return sub;
+    },
+    updateState(s, p) {
+      state = s;
+      picker = p;
+      reported?.();
+    },
+    requestReresolution() {},
+    addChannelzChild() {},
+    removeChannelzChild() {},
+  };
+  const lb = new experimental.ChildLoadBalancerHandler(helper);
+  const config = experimental.parseLoadBalancingConfig(grpcConfig(policy, shape, n) as LoadBalancingConfig);
+  const endpoints = grpcEndpoints(shape, n);
+  const keys = Array.from({ length: n }, (_, i) => address(i));
+  const lazy = policy === 'ring_hash';
+  const options = lazy ? { 'grpc.lb.ring_hash.ring_size_cap': ringSize(n) } : {};
+  const metadata = new Metadata();
+  const connecting = (i: number): FakeSubchannel => {
+    let s = pool.get(keys[i]!);
+    if (lazy && s?.getConnectivityState() !== GrpcState.CONNECTING) {
+      picker!.pick({ metadata, extraPickInfo: { hash: xxh64(`${keys[i]}_0`).toString() } });
+      s = pool.get(keys[i]!);
+    }
+    if (s === undefined) throw new Error(`grpc-js ${policy}: no subchannel for ${keys[i]}`);
+    s.startConnecting();
+    return s;
+  };
+  return {
+    firstUpdate() {
+      if (!lazy) {
+        lb.updateAddressList(experimental.statusOrFromValue(endpoints), config, options, '');
+        return;
+      }
+      // Its ring is built in a promise callback, then reported: wait for that report.
+      const done = new Promise<void>((resolve) => {
+        reported = () => {
+          reported = null;
+          resolve();
+        };
+      });
+      lb.updateAddressList(experimental.statusOrFromValue(endpoints), config, options, '');
+      return done;
+    },
+    up: (i) => connecting(i).transition(GrpcState.READY),
+    down: (i) => {
+      pool.get(keys[i]!)!.transition(GrpcState.IDLE);
+      connecting(i).transition(GrpcState.TRANSIENT_FAILURE);
+    },
+    get state() {
+      return GrpcState[state];
+    },
+    destroy: () => lb.destroy(),
+  };
+}
+
+// ---- measuring ----
+
+interface StormFigures {
+  upMs: number;
+  downMs: number;
+}
+
+async function runOnce(create: () => StormHarness, n: number, label: string): Promise<StormFigures> {
+  const h = create();
+  const t0 = process.hrtime.bigint();
+  await h.firstUpdate();
+  for (let i = 0; i < n; i++) h.up(i);
+  const upMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (h.state !== 'READY')
+    throw new Error(`${label}: expected READY after the connect storm, got ${h.state}`);
+  const downMs = ms(() => {
+    for (let i = 0; i < n; i++) h.down(i);
+  });
+  if (h.state === 'READY') throw new Error(`${label}: still READY after the disconnect storm`);
+  h.destroy();
+  return { upMs, downMs };
+}
+
+async function measure(create: () => StormHarness, n: number, label: string): Promise<StormFigures> {
+  const repeats = repeatsFor(n);
+  // One warm-up run at the smallest sizes lets the JIT settle; it is not counted.
+  if (n <= 10_000) await runOnce(create, n, label);
+  const up: number[] = [];
+  const down: number[] = [];
+  for (let r = 0; r < repeats; r++) {
+    const f = await runOnce(create, n, label);
+    up.push(f.upMs);
+    down.push(f.downMs);
+  }
+  return { upMs: median(up), downMs: median(down) };
+}
+
+interface StormCase {
+  readonly policy: string;
+  readonly shape: Shape;
+  readonly title: string;
+  readonly comparison: string;
+}
+
+const CASES: readonly StormCase[] = [
+  { policy: 'round_robin', shape: 'plain', title: 'round_robin', comparison: '@grpc/grpc-js round_robin' },
+  {
+    policy: 'least_request',
+    shape: 'plain',
+    title: 'least_request',
+    comparison: '@grpc/grpc-js round_robin (no least_request in grpc-js 1.14)',
+  },
+  { policy: 'ring_hash', shape: 'plain', title: 'ring_hash', comparison: '@grpc/grpc-js-xds ring_hash' },
+  {
+    policy: 'weighted_target',
+    shape: 'target-per-endpoint',
+    title: 'weighted_target, one target (round_robin) per endpoint',
+    comparison: '@grpc/grpc-js-xds weighted_target',
+  },
+  {
+    policy: 'xds_wrr_locality',
+    shape: 'locality-per-endpoint',
+    title: 'xds_wrr_locality, one locality per endpoint',
+    comparison: '@grpc/grpc-js-xds xds_wrr_locality',
+  },
+  {
+    policy: 'priority',
+    shape: 'one-priority',
+    title: 'priority -> round_robin',
+    comparison: '@grpc/grpc-js-xds priority',
+  },
+  {
+    policy: 'priority',
+    shape: 'xds-one-locality',
+    title: 'xDS tree: priority -> xds_wrr_locality -> weighted_target -> round_robin, one locality',
+    comparison: '@grpc/grpc-js-xds',
+  },
+];
+
+export async function runStormBench(): Promise<void> {
+  const only = process.env.STORM_CASES?.split(',');
+  for (const c of CASES) {
+    if (only && !only.some((o) => c.title.includes(o))) continue;
+    printTableHeader(`connect storm: ${c.title}`, c.comparison);
+    let theirsPrevious: { n: number; ms: number } | null = null;
+    for (const n of SIZES) {
+      const ours = await measure(() => createLbtreeStorm(c.policy, c.shape, n), n, `lbtree ${c.title}`);
+      const projected =
+        theirsPrevious === null ? 0 : theirsPrevious.ms * (n / theirsPrevious.n) ** 2 * repeatsFor(n);
+      if (projected > SKIP_ABOVE_MS) {
+        console.log(
+          `| ${n} endpoints: first update + connect storm | ${ours.upMs.toFixed(2)} ms | not run (~${(projected / 1000).toFixed(0)} s projected from ${theirsPrevious!.n}) | |`,
+        );
+        console.log(`| ${n} endpoints: disconnect storm | ${ours.downMs.toFixed(2)} ms | not run | |`);
+        continue;
+      }
+      const theirs = await measure(() => createGrpcJs(c.policy, c.shape, n), n, `grpc-js ${c.title}`);
+      printRow(`${n} endpoints: first update + connect storm`, ours.upMs, theirs.upMs, 'ms');
+      printRow(`${n} endpoints: disconnect storm`, ours.downMs, theirs.downMs, 'ms');
+      theirsPrevious = { n, ms: theirs.upMs + theirs.downMs };
+    }
+  }
+}

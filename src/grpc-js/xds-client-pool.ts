@@ -1,0 +1,54 @@
+import { loadBootstrap, type XdsBootstrap } from '../xds/client/bootstrap.js';
+import { XdsClient } from '../xds/client/xds-client.js';
+import type { XdsOptions } from '../xds/features.js';
+import { grpcXdsTransportFactory, xdsClientTrace } from './xds-transport.js';
+
+/** A shared client and the release that gives it back. */
+export interface XdsClientLease {
+  readonly client: XdsClient;
+  /** Gives the lease back; the client closes when the last lease goes. Calling it twice is harmless. */
+  release(): void;
+}
+
+interface PoolEntry {
+  readonly client: XdsClient;
+  leases: number;
+}
+
+const pool = new Map<string, PoolEntry>();
+
+/**
+ * The process-wide xDS client for a bootstrap (A27: one XdsClient, hence one ADS stream, shared by every xds:
+ * channel). Without `bootstrap`, it comes from GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG. Channels with
+ * the same bootstrap share a client; it runs on grpc-js, traces with GRPC_TRACE=xds_client (or lbtree).
+ * The first lease of a bootstrap decides the decoder options. Throws the bootstrap's ConfigError.
+ */
+export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions): XdsClientLease {
+  const parsed: XdsBootstrap = loadBootstrap(bootstrap);
+  const key = JSON.stringify(parsed);
+  let entry = pool.get(key);
+  if (!entry) {
+    const client = new XdsClient({
+      bootstrap: parsed,
+      transport: grpcXdsTransportFactory,
+      trace: xdsClientTrace(),
+      ...(xdsOptions && { xdsOptions }),
+    });
+    entry = { client, leases: 0 };
+    pool.set(key, entry);
+  }
+  entry.leases++;
+  const leased = entry;
+  let released = false;
+  return {
+    client: leased.client,
+    release() {
+      if (released) return;
+      released = true;
+      if (--leased.leases === 0) {
+        leased.client.close();
+        pool.delete(key);
+      }
+    },
+  };
+}

@@ -1,0 +1,135 @@
+import { readFileSync } from 'node:fs';
+import { fromBinary, toBinary } from '@bufbuild/protobuf';
+import {
+  type ChannelCredentials,
+  type ChannelOptions,
+  Client,
+  type ClientDuplexStream,
+  connectivityState,
+  credentials,
+  experimental,
+  logVerbosity,
+  type ServiceError,
+  type StatusObject,
+} from '@grpc/grpc-js';
+import type { Trace } from '../core/index.js';
+import type { XdsChannelCredentials, XdsServerConfig } from '../xds/client/bootstrap.js';
+import type {
+  AdsStream,
+  AdsStreamHandlers,
+  XdsTransport,
+  XdsTransportFactory,
+} from '../xds/client/transport.js';
+import {
+  type DiscoveryRequest,
+  DiscoveryRequestSchema,
+  type DiscoveryResponse,
+  DiscoveryResponseSchema,
+} from '../xds/gen/envoy/service/discovery/v3/discovery_pb.js';
+
+export const ADS_METHOD = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
+
+const XDS_TRACER = 'xds_client';
+const LBTREE_TRACER = 'lbtree';
+
+/**
+ * The xDS client's trace on grpc-js's logger: on with GRPC_TRACE=xds_client, lbtree or all (read once, like
+ * grpc-js), so that a disabled trace builds no message. Set GRPC_VERBOSITY=DEBUG to see the lines.
+ */
+export function xdsClientTrace(env: NodeJS.ProcessEnv = process.env): Trace {
+  const tracers = (env.GRPC_TRACE ?? '').split(',').map((t) => t.trim());
+  if (!tracers.some((t) => t === XDS_TRACER || t === LBTREE_TRACER || t === 'all')) return () => {};
+  return (message) => experimental.trace(logVerbosity.DEBUG, LBTREE_TRACER, message());
+}
+
+/** grpc-js channel credentials for the bootstrap's `channel_creds` (A27; TLS files as gRFC A65 names them). */
+export function grpcChannelCredentials(config: XdsChannelCredentials): ChannelCredentials {
+  if (config.type === 'insecure') return credentials.createInsecure();
+  const read = (file: string | undefined) => (file === undefined ? null : readFileSync(file));
+  return credentials.createSsl(
+    read(config.caCertificateFile),
+    read(config.privateKeyFile),
+    read(config.certificateFile),
+  );
+}
+
+/** The ADS transport on a grpc-js channel: one channel per xDS server, one bidi call per stream. */
+export class GrpcXdsTransport implements XdsTransport {
+  private readonly client: Client;
+
+  constructor(server: XdsServerConfig, channelOptions: ChannelOptions = {}) {
+    this.client = new Client(
+      server.serverUri,
+      grpcChannelCredentials(server.channelCredentials),
+      channelOptions,
+    );
+  }
+
+  openAdsStream(handlers: AdsStreamHandlers): AdsStream {
+    // A57: no wait_for_ready, so that a channel in TRANSIENT_FAILURE fails the stream with its reason.
+    const call = this.client.makeBidiStreamRequest<DiscoveryRequest, DiscoveryResponse>(
+      ADS_METHOD,
+      (request) => Buffer.from(toBinary(DiscoveryRequestSchema, request)),
+      (bytes) => fromBinary(DiscoveryResponseSchema, bytes),
+    );
+    return new GrpcAdsStream(call, this.client, handlers);
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+class GrpcAdsStream implements AdsStream {
+  private ended = false;
+
+  constructor(
+    private readonly call: ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>,
+    private readonly client: Client,
+    private readonly handlers: AdsStreamHandlers,
+  ) {
+    call.on('data', (response: DiscoveryResponse) => {
+      if (!this.ended) handlers.onResponse(response);
+    });
+    call.on('status', (status: StatusObject) => this.end(status));
+    // The status event carries the outcome; an 'error' listener keeps the stream from throwing it.
+    call.on('error', (error: ServiceError) => this.end(error));
+    // Defer, so that no handler runs inside openAdsStream.
+    process.nextTick(() => this.awaitReady());
+  }
+
+  send(request: DiscoveryRequest): void {
+    if (!this.ended) this.call.write(request);
+  }
+
+  close(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.call.cancel();
+  }
+
+  private end(status: { code: number; details: string }): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.handlers.onClose({ code: status.code, details: status.details });
+  }
+
+  /**
+   * A57 lets an implementation that cannot see its messages reach the wire treat the channel's READY as
+   * "the stream is on a connected transport": that starts the does-not-exist timers.
+   */
+  private awaitReady(): void {
+    if (this.ended) return;
+    const channel = this.client.getChannel();
+    const state = channel.getConnectivityState(true);
+    if (state === connectivityState.READY) {
+      this.handlers.onConnected();
+      return;
+    }
+    if (state === connectivityState.SHUTDOWN) return;
+    channel.watchConnectivityState(state, Number.POSITIVE_INFINITY, () => this.awaitReady());
+  }
+}
+
+/** The transport factory an XdsClient takes, for grpc-js. */
+export const grpcXdsTransportFactory: XdsTransportFactory = (server) => new GrpcXdsTransport(server);

@@ -1,0 +1,121 @@
+/**
+ * A dense array that changes one slot at a time (append, replace, swap-remove: O(1) each) and hands out
+ * immutable snapshots in O(1). It is what lets a petiole or parent build a new picker for every child report
+ * without copying its READY children: a connect storm of n children costs O(n) in total, not O(n²).
+ *
+ * A snapshot reads the live array directly for as long as nothing has changed since it was taken (the
+ * newest picker: a pick is one extra field check). From the first change on, the array records the values
+ * the snapshot saw in the slots it overwrites (or vacates) in that snapshot's `overrides`, and links the
+ * snapshot to the next one taken, so an older snapshot still reads exactly what it was built with (its
+ * overrides, then the newer snapshots'). Only the newest snapshot is referenced by the array; older ones
+ * live only as long as the pickers that hold them.
+ */
+export class SnapshotArray<T> {
+  private items: T[] = [];
+  /** Bumped by every change; the newest snapshot remembers the version it saw. */
+  private version = 0;
+  private newest: ArraySnapshot<T> | null = null;
+
+  get length(): number {
+    return this.items.length;
+  }
+
+  at(i: number): T {
+    return this.items[i]!;
+  }
+
+  /** Appends `value` and returns its index. */
+  push(value: T): number {
+    this.version++;
+    return this.items.push(value) - 1;
+  }
+
+  set(i: number, value: T): void {
+    this.preserve(i);
+    this.version++;
+    this.items[i] = value;
+  }
+
+  /**
+   * Removes slot `i` by moving the last value into it (order is not kept). Returns true when a value moved,
+   * i.e. the value that was last is now at `i`.
+   */
+  swapRemove(i: number): boolean {
+    const last = this.items.length - 1;
+    this.preserve(i);
+    this.preserve(last);
+    this.version++;
+    const moved = this.items.pop()!;
+    if (i === last) return false;
+    this.items[i] = moved;
+    return true;
+  }
+
+  /** The current contents, frozen for readers: O(1). */
+  snapshot(): ArraySnapshot<T> {
+    const newest = this.newest;
+    if (newest !== null && newest.version === this.version) return newest;
+    const snapshot = new ArraySnapshot(this.items, this.items.length, this.version);
+    if (newest !== null) {
+      // From now on `newest` reads through `snapshot` for every slot it has no override of.
+      newest.overrides ??= new Map();
+      newest.next = snapshot;
+    }
+    this.newest = snapshot;
+    return snapshot;
+  }
+
+  /** Before slot `i` changes: the newest snapshot keeps the value it saw there. */
+  private preserve(i: number): void {
+    const newest = this.newest;
+    if (newest === null || i >= newest.length) return;
+    newest.overrides ??= new Map();
+    if (!newest.overrides.has(i)) newest.overrides.set(i, this.items[i]!);
+  }
+}
+
+/** The contents of a {@link SnapshotArray} when it was taken; never changes. */
+export class ArraySnapshot<T> {
+  /** @internal Values this snapshot saw in slots changed since; null while nothing has changed. */
+  overrides: Map<number, T> | null = null;
+  /** @internal The snapshot taken after this one, which holds every slot not in `overrides`. */
+  next: ArraySnapshot<T> | null = null;
+
+  /** @internal */
+  constructor(
+    private readonly items: readonly T[],
+    readonly length: number,
+    /** @internal */
+    readonly version: number,
+  ) {}
+
+  /** The value at `i` (0 <= i < length). */
+  at(i: number): T {
+    return this.overrides === null ? this.items[i]! : this.older(i);
+  }
+
+  /** Every value, in order (a copy: for tests and traces, not for the hot path). */
+  toArray(): T[] {
+    return Array.from({ length: this.length }, (_, i) => this.at(i));
+  }
+
+  private older(i: number): T {
+    let s: ArraySnapshot<T> = this;
+    for (;;) {
+      const overrides = s.overrides;
+      if (overrides !== null) {
+        const value = overrides.get(i);
+        if (value !== undefined) return value;
+      }
+      if (overrides === null || s.next === null) return s.items[i]!;
+      s = s.next;
+    }
+  }
+}
+
+/** A snapshot of a fixed list, for pickers built from plain arrays (tests, one-off pickers). */
+export function snapshotOf<T>(values: readonly T[]): ArraySnapshot<T> {
+  const array = new SnapshotArray<T>();
+  for (const v of values) array.push(v);
+  return array.snapshot();
+}

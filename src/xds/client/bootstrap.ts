@@ -1,0 +1,215 @@
+import { readFileSync } from 'node:fs';
+import { ConfigError, ConfigReader, childPath, expectArray, expectObject } from '../../core/index.js';
+
+// gRFC A27 "XdsClient and Bootstrap File"; server features from A53 / A88; TLS creds as gRFC A65 describes.
+
+export const XDS_BOOTSTRAP_FILE_ENV = 'GRPC_XDS_BOOTSTRAP';
+export const XDS_BOOTSTRAP_CONFIG_ENV = 'GRPC_XDS_BOOTSTRAP_CONFIG';
+
+/** Channel credentials for the xDS server: the first entry of `channel_creds` whose type we support. */
+export type XdsChannelCredentials =
+  | { readonly type: 'insecure' }
+  | {
+      readonly type: 'tls';
+      /** PEM files; absent CA means the system roots, absent cert/key means no client certificate. */
+      readonly caCertificateFile?: string;
+      readonly certificateFile?: string;
+      readonly privateKeyFile?: string;
+    };
+
+export interface XdsServerConfig {
+  readonly serverUri: string;
+  readonly channelCredentials: XdsChannelCredentials;
+  /** Every string of `server_features`, as given. */
+  readonly serverFeatures: readonly string[];
+  /** A53: a LDS/CDS resource missing from a response keeps serving (A88 deprecates it; see XdsDataErrorMode). */
+  readonly ignoreResourceDeletion: boolean;
+  /** A88: a data error (NACK, deletion) drops a cached resource instead of keeping it. */
+  readonly failOnDataErrors: boolean;
+  /** A88: the resource timer lasts 30 s and reports UNAVAILABLE (TIMEOUT) instead of does-not-exist. */
+  readonly resourceTimerIsTransientError: boolean;
+}
+
+export interface XdsLocality {
+  readonly region: string;
+  readonly zone: string;
+  readonly subZone: string;
+}
+
+/** The bootstrap's `node` (envoy.config.core.v3.Node); user agent and client features are added by the client. */
+export interface XdsNodeConfig {
+  readonly id: string;
+  readonly cluster: string;
+  readonly locality?: XdsLocality;
+  /** proto3 JSON of a google.protobuf.Struct. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+export interface XdsBootstrap {
+  /** Every configured server; the client talks to the first (A71 fallback to the others is not implemented). */
+  readonly xdsServers: readonly XdsServerConfig[];
+  readonly node: XdsNodeConfig;
+  /** The LDS name of a target is this with "%s" replaced by the target's name (A47; default "%s"). */
+  readonly clientDefaultListenerResourceNameTemplate: string;
+}
+
+const SUPPORTED_CREDENTIALS = ['insecure', 'tls'];
+
+/**
+ * Validates a bootstrap object (the parsed JSON). Unknown fields are ignored, as A27 asks; every problem
+ * throws a ConfigError naming its JSON path.
+ */
+export function parseBootstrap(json: unknown): XdsBootstrap {
+  const root = new ConfigReader(json, '$');
+  const servers = root.required('xds_servers');
+  const serverList = expectArray(servers.value, servers.path);
+  if (serverList.length === 0) throw new ConfigError(servers.path, 'must list at least one xDS server');
+  const clientDefaultListenerResourceNameTemplate = listenerNameTemplate(root);
+  const nodeField = root.field('node');
+  return {
+    clientDefaultListenerResourceNameTemplate,
+    xdsServers: serverList.map((s, i) => parseServer(s, childPath(servers.path, i))),
+    node: nodeField ? parseNode(nodeField.value, nodeField.path) : { id: '', cluster: '' },
+  };
+}
+
+/**
+ * The bootstrap from, in this order: the object given, the file named by GRPC_XDS_BOOTSTRAP, or the JSON in
+ * GRPC_XDS_BOOTSTRAP_CONFIG. Throws a ConfigError (path prefixed with where the bootstrap came from).
+ */
+export function loadBootstrap(given?: unknown, env: NodeJS.ProcessEnv = process.env): XdsBootstrap {
+  if (given !== undefined) return parseBootstrap(given);
+  const file = env[XDS_BOOTSTRAP_FILE_ENV];
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new ConfigError(
+        `${XDS_BOOTSTRAP_FILE_ENV}=${file}`,
+        `cannot read the file: ${(e as Error).message}`,
+      );
+    }
+    return parseBootstrapText(text, `${XDS_BOOTSTRAP_FILE_ENV}=${file}`);
+  }
+  const inline = env[XDS_BOOTSTRAP_CONFIG_ENV];
+  if (inline) return parseBootstrapText(inline, XDS_BOOTSTRAP_CONFIG_ENV);
+  throw new ConfigError(
+    '$',
+    `no xDS bootstrap: set ${XDS_BOOTSTRAP_FILE_ENV} (a file) or ${XDS_BOOTSTRAP_CONFIG_ENV} (JSON), or pass one`,
+  );
+}
+
+function parseBootstrapText(text: string, source: string): XdsBootstrap {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(source, `not valid JSON: ${(e as Error).message}`);
+  }
+  try {
+    return parseBootstrap(json);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new ConfigError(`${source}: ${e.path}`, e.problem);
+    throw e;
+  }
+}
+
+function parseServer(value: unknown, path: string): XdsServerConfig {
+  const server = new ConfigReader(value, path);
+  const uriField = server.required('server_uri');
+  if (typeof uriField.value !== 'string' || uriField.value === '') {
+    throw new ConfigError(uriField.path, 'expected a non-empty string');
+  }
+  const creds = server.required('channel_creds');
+  const features = server.field('server_features');
+  const serverFeatures = features
+    ? expectArray(features.value, features.path).map((f, i) => {
+        if (typeof f !== 'string') throw new ConfigError(childPath(features.path, i), 'expected a string');
+        return f;
+      })
+    : [];
+  return {
+    serverUri: uriField.value,
+    channelCredentials: parseChannelCredentials(creds.value, creds.path),
+    serverFeatures,
+    ignoreResourceDeletion: serverFeatures.includes('ignore_resource_deletion'),
+    failOnDataErrors: serverFeatures.includes('fail_on_data_errors'),
+    resourceTimerIsTransientError: serverFeatures.includes('resource_timer_is_transient_error'),
+  };
+}
+
+/** A27: the client stops at the first type it supports; at least one must be supported. */
+function parseChannelCredentials(value: unknown, path: string): XdsChannelCredentials {
+  const list = expectArray(value, path);
+  for (const [i, entry] of list.entries()) {
+    const entryPath = childPath(path, i);
+    const reader = new ConfigReader(entry, entryPath);
+    const typeField = reader.required('type');
+    if (typeof typeField.value !== 'string') throw new ConfigError(typeField.path, 'expected a string');
+    if (typeField.value === 'insecure') return { type: 'insecure' };
+    if (typeField.value === 'tls') return parseTlsConfig(reader.optionalObject('config'));
+  }
+  const seen = list.map((e) => (typeof e === 'object' && e !== null ? (e as { type?: unknown }).type : e));
+  throw new ConfigError(
+    path,
+    `no supported channel credentials (supported: ${SUPPORTED_CREDENTIALS.join(', ')}; given: ${JSON.stringify(seen)})`,
+  );
+}
+
+function parseTlsConfig(config: ConfigReader | undefined): XdsChannelCredentials {
+  if (!config) return { type: 'tls' };
+  const caCertificateFile = config.optionalString('ca_certificate_file');
+  const certificateFile = config.optionalString('certificate_file');
+  const privateKeyFile = config.optionalString('private_key_file');
+  if ((certificateFile === undefined) !== (privateKeyFile === undefined)) {
+    throw new ConfigError(config.path, 'certificate_file and private_key_file must be given together');
+  }
+  return {
+    type: 'tls',
+    ...(caCertificateFile !== undefined && { caCertificateFile }),
+    ...(certificateFile !== undefined && { certificateFile }),
+    ...(privateKeyFile !== undefined && { privateKeyFile }),
+  };
+}
+
+function parseNode(value: unknown, path: string): XdsNodeConfig {
+  const node = new ConfigReader(value, path);
+  const localityReader = node.optionalObject('locality');
+  const metadata = node.field('metadata');
+  return {
+    id: node.optionalString('id') ?? '',
+    cluster: node.optionalString('cluster') ?? '',
+    ...(localityReader && {
+      locality: {
+        region: localityReader.optionalString('region') ?? '',
+        zone: localityReader.optionalString('zone') ?? '',
+        subZone: localityReader.optionalString('subZone') ?? '',
+      },
+    }),
+    ...(metadata && { metadata: expectObject(metadata.value, metadata.path) }),
+  };
+}
+
+/**
+ * The listener name template. A47 federation (xdstp: names, per-authority servers) is not implemented: a
+ * bootstrap that asks for it is rejected rather than half-honoured.
+ */
+function listenerNameTemplate(root: ConfigReader): string {
+  const authorities = root.field('authorities');
+  if (authorities && Object.keys(expectObject(authorities.value, authorities.path)).length > 0) {
+    throw new ConfigError(
+      authorities.path,
+      'xDS federation (gRFC A47) is not supported; remove "authorities"',
+    );
+  }
+  const template = root.field('client_default_listener_resource_name_template');
+  if (template) {
+    if (typeof template.value !== 'string') throw new ConfigError(template.path, 'expected a string');
+    if (template.value.startsWith('xdstp:')) {
+      throw new ConfigError(template.path, 'xdstp: resource names (gRFC A47 federation) are not supported');
+    }
+    return template.value;
+  }
+  return '%s';
+}

@@ -1,0 +1,65 @@
+import { formatStatus, type Status } from '../../core/status.js';
+import type { XdsNodeConfig } from './bootstrap.js';
+import type { CacheEntry, XdsResourceStatus } from './cache-entry.js';
+import { typeShortName } from './decode-response.js';
+
+/** One cache entry as CSDS shows it (A40 "xDS Config Error State", A88 cache states). */
+export interface XdsResourceDump {
+  readonly typeUrl: string;
+  readonly name: string;
+  readonly status: XdsResourceStatus;
+  /** The resource in use, if any (also in DOES_NOT_EXIST / NACKED when the error did not drop it). */
+  readonly value?: unknown;
+  /** version_info and clock time (ms) of the response the value came in. */
+  readonly version?: string;
+  readonly lastUpdated?: number;
+  /** The last data error: a NACK (with the rejected version), a deletion, or the resource timer. */
+  readonly error?: { readonly details: string; readonly version: string; readonly at: number };
+  /** Ambient error the watchers were told and no update has cleared yet. */
+  readonly ambientError?: Status;
+  readonly watchers: number;
+}
+
+export interface XdsClientDump {
+  readonly serverUri: string;
+  readonly node: XdsNodeConfig;
+  readonly stream: 'idle' | 'connecting' | 'connected' | 'backoff' | 'closed';
+  /** Why the last stream failed before any response (A57), until a response arrives. */
+  readonly connectivityError?: Status;
+  /** Per type: the last ACKed version_info and the nonce of the last response on the current stream. */
+  readonly types: readonly { readonly typeUrl: string; readonly version: string; readonly nonce: string }[];
+  readonly resources: readonly XdsResourceDump[];
+}
+
+export function dumpEntry(entry: CacheEntry<unknown>): XdsResourceDump {
+  return {
+    typeUrl: entry.type.typeUrl,
+    name: entry.name,
+    status: entry.status,
+    ...(entry.hasValue && { value: entry.value, version: entry.version, lastUpdated: entry.updatedAt }),
+    ...(entry.error && {
+      error: { details: entry.error.status.details, version: entry.error.version, at: entry.error.at },
+    }),
+    ...(entry.ambient && { ambientError: entry.ambient }),
+    watchers: entry.watches.size,
+  };
+}
+
+/** The dump as lines a person reads: one per resource, errors with their version and time. */
+export function formatXdsClientDump(dump: XdsClientDump): string {
+  const lines = [
+    `xDS server ${dump.serverUri} (node ID "${dump.node.id}"): stream ${dump.stream}` +
+      (dump.connectivityError ? ` (${formatStatus(dump.connectivityError)})` : ''),
+  ];
+  for (const t of dump.types) {
+    lines.push(`  ${typeShortName(t.typeUrl)}: version "${t.version}", nonce "${t.nonce}"`);
+  }
+  for (const r of dump.resources) {
+    let line = `  ${typeShortName(r.typeUrl)} "${r.name}" ${r.status}`;
+    if (r.version !== undefined) line += ` version "${r.version}" at ${r.lastUpdated} ms`;
+    if (r.error) line += `; error at ${r.error.at} ms (version "${r.error.version}"): ${r.error.details}`;
+    if (r.ambientError) line += `; ambient: ${formatStatus(r.ambientError)}`;
+    lines.push(line);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,33 @@
+// The xDS client (gRFC A27, A57, A88): bootstrap, one ADS stream per server over a transport interface, the
+// resource cache with its watchers, timers on the Clock, and the CSDS-like dump.
+export {
+  BACKOFF_INITIAL_MS,
+  BACKOFF_JITTER,
+  BACKOFF_MAX_MS,
+  BACKOFF_MULTIPLIER,
+  type BackoffOptions,
+  ExponentialBackoff,
+} from './backoff.js';
+export {
+  loadBootstrap,
+  parseBootstrap,
+  XDS_BOOTSTRAP_CONFIG_ENV,
+  XDS_BOOTSTRAP_FILE_ENV,
+  type XdsBootstrap,
+  type XdsChannelCredentials,
+  type XdsLocality as XdsBootstrapLocality,
+  type XdsNodeConfig,
+  type XdsServerConfig,
+} from './bootstrap.js';
+export type { XdsResourceStatus } from './cache-entry.js';
+export { formatXdsClientDump, type XdsClientDump, type XdsResourceDump } from './dump.js';
+export type { XdsDecodeContext, XdsDecodeResult, XdsResourceType } from './resource-type.js';
+export type { AdsStream, AdsStreamHandlers, XdsTransport, XdsTransportFactory } from './transport.js';
+export type { CancelWatch, XdsResourceWatcher, XdsWatcher } from './watcher.js';
+export {
+  RESOURCE_DOES_NOT_EXIST_TIMEOUT_MS,
+  RESOURCE_TRANSIENT_TIMEOUT_MS,
+  XDS_DATA_ERROR_HANDLING_ENV,
+  XdsClient,
+  type XdsClientOptions,
+} from './xds-client.js';

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { type ArraySnapshot, SnapshotArray, snapshotOf } from '../../src/policies/index.js';
+import { seededRandom } from '../../src/sim/index.js';
+
+describe('SnapshotArray: O(1) changes and O(1) immutable snapshots (the pickers of a connect storm)', () => {
+  test('every snapshot keeps reading what it was taken with, through any later pushes, sets and removals', () => {
+    const random = seededRandom(7);
+    const array = new SnapshotArray<string>();
+    const model: string[] = [];
+    const taken: { snapshot: ArraySnapshot<string>; expected: string[] }[] = [];
+    for (let step = 0; step < 3000; step++) {
+      const r = random();
+      if (model.length === 0 || r < 0.45) {
+        const value = `v${step}`;
+        assert.equal(array.push(value), model.length);
+        model.push(value);
+      } else if (r < 0.7) {
+        const i = Math.floor(random() * model.length);
+        array.set(i, `s${step}`);
+        model[i] = `s${step}`;
+      } else {
+        const i = Math.floor(random() * model.length);
+        const last = model.pop()!;
+        const moved = array.swapRemove(i);
+        if (i < model.length) model[i] = last;
+        assert.equal(moved, i < model.length);
+      }
+      assert.equal(array.length, model.length);
+      // Snapshots at random points, sometimes several without a change in between (the same one back).
+      if (random() < 0.3) {
+        const snapshot = array.snapshot();
+        if (random() < 0.2) assert.equal(array.snapshot(), snapshot);
+        taken.push({ snapshot, expected: model.slice() });
+      }
+    }
+    for (const { snapshot, expected } of taken) {
+      assert.equal(snapshot.length, expected.length);
+      assert.deepEqual(snapshot.toArray(), expected);
+    }
+    assert.deepEqual(array.snapshot().toArray(), model);
+  });
+
+  test('the newest snapshot reads the live array until the next change', () => {
+    const array = new SnapshotArray<number>();
+    array.push(1);
+    array.push(2);
+    const a = array.snapshot();
+    assert.equal(a.overrides, null);
+    array.push(3);
+    assert.equal(a.overrides, null, 'a push past its length leaves it reading the live array');
+    array.swapRemove(0);
+    assert.deepEqual(a.toArray(), [1, 2]);
+    assert.deepEqual(array.snapshot().toArray(), [3, 2]);
+    assert.deepEqual(snapshotOf(['x', 'y']).toArray(), ['x', 'y']);
+  });
+});

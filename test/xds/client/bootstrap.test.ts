@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { ConfigError } from '../../../src/core/index.js';
+import { loadBootstrap, parseBootstrap } from '../../../src/xds/client/bootstrap.js';
+
+const INSECURE = [{ type: 'insecure' }];
+
+function rejects(json: unknown, path: string, problem: RegExp): void {
+  assert.throws(
+    () => parseBootstrap(json),
+    (e: unknown) => e instanceof ConfigError && e.path === path && problem.test(e.problem),
+    `expected ${path}: ${problem}`,
+  );
+}
+
+describe('xDS bootstrap (A27 "XdsClient and Bootstrap File", A53 / A88 server features)', () => {
+  test('reads servers, the first supported channel credentials, server features and the node', () => {
+    const b = parseBootstrap({
+      xds_servers: [
+        {
+          server_uri: 'xds.example.com:443',
+          channel_creds: [
+            { type: 'google_default' },
+            { type: 'tls', config: { ca_certificate_file: '/ca.pem' } },
+            { type: 'insecure' },
+          ],
+          server_features: ['xds_v3', 'ignore_resource_deletion', 'fail_on_data_errors'],
+        },
+        { server_uri: 'fallback:443', channel_creds: INSECURE },
+      ],
+      node: {
+        id: 'n1',
+        cluster: 'c1',
+        locality: { region: 'r', zone: 'z', sub_zone: 's' },
+        metadata: { team: 'lb', n: 1 },
+        unknown_field: true,
+      },
+      certificate_providers: {},
+      unknown_top_level: 1,
+    });
+    assert.equal(b.xdsServers.length, 2);
+    const server = b.xdsServers[0]!;
+    assert.equal(server.serverUri, 'xds.example.com:443');
+    assert.deepEqual(server.channelCredentials, { type: 'tls', caCertificateFile: '/ca.pem' });
+    assert.equal(server.ignoreResourceDeletion, true);
+    assert.equal(server.failOnDataErrors, true);
+    assert.equal(server.resourceTimerIsTransientError, false);
+    assert.deepEqual(b.node, {
+      id: 'n1',
+      cluster: 'c1',
+      locality: { region: 'r', zone: 'z', subZone: 's' },
+      metadata: { team: 'lb', n: 1 },
+    });
+    assert.equal(b.clientDefaultListenerResourceNameTemplate, '%s');
+  });
+
+  test('errors name the field path', () => {
+    rejects({}, '$.xds_servers', /required/);
+    rejects({ xds_servers: [] }, '$.xds_servers', /at least one/);
+    rejects({ xds_servers: [{ channel_creds: INSECURE }] }, '$.xds_servers[0].server_uri', /required/);
+    rejects(
+      { xds_servers: [{ server_uri: 7, channel_creds: INSECURE }] },
+      '$.xds_servers[0].server_uri',
+      /string/,
+    );
+    rejects({ xds_servers: [{ server_uri: 'a:1' }] }, '$.xds_servers[0].channel_creds', /required/);
+    rejects(
+      { xds_servers: [{ server_uri: 'a:1', channel_creds: [{ type: 'google_default' }] }] },
+      '$.xds_servers[0].channel_creds',
+      /no supported channel credentials \(supported: insecure, tls; given: \["google_default"\]\)/,
+    );
+    rejects(
+      { xds_servers: [{ server_uri: 'a:1', channel_creds: [{}] }] },
+      '$.xds_servers[0].channel_creds[0].type',
+      /required/,
+    );
+    rejects(
+      {
+        xds_servers: [
+          { server_uri: 'a:1', channel_creds: [{ type: 'tls', config: { certificate_file: 'c' } }] },
+        ],
+      },
+      '$.xds_servers[0].channel_creds[0].config',
+      /together/,
+    );
+    rejects(
+      { xds_servers: [{ server_uri: 'a:1', channel_creds: INSECURE, server_features: ['x', 3] }] },
+      '$.xds_servers[0].server_features[1]',
+      /string/,
+    );
+    rejects(
+      { xds_servers: [{ server_uri: 'a:1', channel_creds: INSECURE }], node: { id: 5 } },
+      '$.node.id',
+      /string/,
+    );
+    rejects(
+      { xds_servers: [{ server_uri: 'a:1', channel_creds: INSECURE }], node: { metadata: [] } },
+      '$.node.metadata',
+      /object/,
+    );
+  });
+
+  test('federation (A47) is rejected clearly rather than half-honoured', () => {
+    const base = { xds_servers: [{ server_uri: 'a:1', channel_creds: INSECURE }] };
+    rejects(
+      { ...base, authorities: { 'x.example': {} } },
+      '$.authorities',
+      /federation \(gRFC A47\) is not supported/,
+    );
+    rejects(
+      {
+        ...base,
+        client_default_listener_resource_name_template: 'xdstp://x/envoy.config.listener.v3.Listener/%s',
+      },
+      '$.client_default_listener_resource_name_template',
+      /xdstp/,
+    );
+    assert.equal(parseBootstrap({ ...base, authorities: {} }).xdsServers.length, 1);
+    assert.equal(
+      parseBootstrap({ ...base, client_default_listener_resource_name_template: 'lds/%s' })
+        .clientDefaultListenerResourceNameTemplate,
+      'lds/%s',
+    );
+  });
+
+  test('comes from the object given, else GRPC_XDS_BOOTSTRAP (a file), else GRPC_XDS_BOOTSTRAP_CONFIG', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lbtree-bootstrap-'));
+    const file = join(dir, 'bootstrap.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ xds_servers: [{ server_uri: 'from-file:1', channel_creds: INSECURE }] }),
+    );
+    const inline = JSON.stringify({ xds_servers: [{ server_uri: 'from-env:1', channel_creds: INSECURE }] });
+    const given = { xds_servers: [{ server_uri: 'given:1', channel_creds: INSECURE }] };
+    const uri = (b: ReturnType<typeof loadBootstrap>) => b.xdsServers[0]!.serverUri;
+    assert.equal(uri(loadBootstrap(given, { GRPC_XDS_BOOTSTRAP: file })), 'given:1');
+    assert.equal(
+      uri(loadBootstrap(undefined, { GRPC_XDS_BOOTSTRAP: file, GRPC_XDS_BOOTSTRAP_CONFIG: inline })),
+      'from-file:1',
+    );
+    assert.equal(uri(loadBootstrap(undefined, { GRPC_XDS_BOOTSTRAP_CONFIG: inline })), 'from-env:1');
+    assert.throws(() => loadBootstrap(undefined, {}), /no xDS bootstrap: set GRPC_XDS_BOOTSTRAP/);
+    assert.throws(
+      () => loadBootstrap(undefined, { GRPC_XDS_BOOTSTRAP: join(dir, 'missing.json') }),
+      /GRPC_XDS_BOOTSTRAP=.*missing.json: cannot read the file/,
+    );
+    assert.throws(
+      () => loadBootstrap(undefined, { GRPC_XDS_BOOTSTRAP_CONFIG: '{' }),
+      /GRPC_XDS_BOOTSTRAP_CONFIG: not valid JSON/,
+    );
+    assert.throws(
+      () => loadBootstrap(undefined, { GRPC_XDS_BOOTSTRAP_CONFIG: '{"xds_servers": [{}]}' }),
+      (e: unknown) =>
+        e instanceof ConfigError && e.path === 'GRPC_XDS_BOOTSTRAP_CONFIG: $.xds_servers[0].server_uri',
+    );
+  });
+});

@@ -1,0 +1,115 @@
+import { create } from '@bufbuild/protobuf';
+import { type Any, AnySchema } from '@bufbuild/protobuf/wkt';
+import type { Status } from '../../../src/core/index.js';
+import { formatStatus } from '../../../src/core/index.js';
+import type { XdsServerConfig } from '../../../src/xds/client/bootstrap.js';
+import type { AdsStream, AdsStreamHandlers, XdsTransportFactory } from '../../../src/xds/client/transport.js';
+import type { XdsResourceWatcher } from '../../../src/xds/client/watcher.js';
+import {
+  type DiscoveryRequest,
+  DiscoveryResponseSchema,
+} from '../../../src/xds/gen/envoy/service/discovery/v3/discovery_pb.js';
+
+/** One ADS stream of the in-memory transport: what the client sent, and buttons for the server's side. */
+export class FakeAdsStream implements AdsStream {
+  readonly requests: DiscoveryRequest[] = [];
+  closedByClient = false;
+  private nonce = 0;
+
+  constructor(private readonly handlers: AdsStreamHandlers) {}
+
+  send(request: DiscoveryRequest): void {
+    this.requests.push(request);
+  }
+
+  close(): void {
+    this.closedByClient = true;
+  }
+
+  connect(): void {
+    this.handlers.onConnected();
+  }
+
+  /** Sends a response; returns its nonce. */
+  respond(typeUrl: string, version: string, resources: Any[]): string {
+    const nonce = `n${++this.nonce}`;
+    this.handlers.onResponse(
+      create(DiscoveryResponseSchema, { typeUrl, versionInfo: version, nonce, resources }),
+    );
+    return nonce;
+  }
+
+  fail(status: Status): void {
+    this.handlers.onClose(status);
+  }
+
+  /** The requests of one type, in order. */
+  requestsOf(typeUrl: string): DiscoveryRequest[] {
+    return this.requests.filter((r) => r.typeUrl === typeUrl);
+  }
+
+  lastOf(typeUrl: string): DiscoveryRequest {
+    const all = this.requestsOf(typeUrl);
+    const last = all[all.length - 1];
+    if (!last) throw new Error(`no ${typeUrl} request on this stream`);
+    return last;
+  }
+}
+
+/** The in-memory transport: every stream the client opened, newest last. */
+export class FakeAdsServer {
+  readonly streams: FakeAdsStream[] = [];
+  server: XdsServerConfig | undefined;
+  transportClosed = false;
+
+  readonly factory: XdsTransportFactory = (server) => {
+    this.server = server;
+    return {
+      openAdsStream: (handlers) => {
+        const stream = new FakeAdsStream(handlers);
+        this.streams.push(stream);
+        return stream;
+      },
+      close: () => {
+        this.transportClosed = true;
+      },
+    };
+  };
+
+  get stream(): FakeAdsStream {
+    const s = this.streams[this.streams.length - 1];
+    if (!s) throw new Error('no stream opened');
+    return s;
+  }
+}
+
+export function anyOf(typeUrl: string, value: Uint8Array): Any {
+  return create(AnySchema, { typeUrl, value });
+}
+
+/** A watcher that writes what it hears as short strings. */
+export class RecordingWatcher<T> implements XdsResourceWatcher<T> {
+  readonly events: string[] = [];
+  readonly statuses: Status[] = [];
+
+  constructor(private readonly show: (value: T) => string = (v) => JSON.stringify(v)) {}
+
+  onResourceChanged(value: T): void {
+    this.events.push(`changed ${this.show(value)}`);
+  }
+
+  onResourceError(status: Status): void {
+    this.statuses.push(status);
+    this.events.push(`error ${formatStatus(status).split(':')[0]}`);
+  }
+
+  onAmbientError(status: Status): void {
+    this.statuses.push(status);
+    this.events.push(`ambient ${formatStatus(status).split(':')[0]}`);
+  }
+
+  /** Events since the last call. */
+  take(): string[] {
+    return this.events.splice(0);
+  }
+}
