@@ -188,3 +188,34 @@ describe('cds_experimental (A74 "Changes in cds LB policy")', () => {
     assert.equal(sim.lastConfigError?.path, '$[0].cds_experimental.isDynamic');
   });
 });
+
+describe('cds_experimental with outlier detection (A50, A75 "Aggregate Cluster Changes")', () => {
+  test('A75: a cluster with outlier_detection gets outlier_detection_experimental above its priorities', () => {
+    const sim = xdsSimulation({ trace: true });
+    scriptAll(sim, ['10.0.1.1:80', '10.0.1.2:80'], { connectAfterMs: 1 });
+    const od = xdsCluster('c', {
+      outlierDetection: {
+        interval: '10s',
+        failurePercentageEjection: { threshold: 50, minimumHosts: 2, requestVolume: 10 },
+      },
+    });
+    const eds = endpointResource('c', [[locality('a', 1, ['10.0.1.1:80', '10.0.1.2:80'])]]);
+    assert.ok(sim.update([], cds('c'), withXdsConfig(xdsConfig({ c: edsEntry(od, eds) }))));
+    sim.advance(1);
+    assert.equal(sim.state, 'READY');
+    // Calls to 10.0.1.1 fail, calls to 10.0.1.2 succeed; after one interval the failing endpoint is ejected.
+    for (let i = 0; i < 40; i++) {
+      const result = sim.picker.pick({ metadata: { get: () => [] } });
+      assert.equal(result.type, 'complete');
+      if (result.type !== 'complete') continue;
+      const failing = (result.subchannel as unknown as { key: string }).key === '10.0.1.1:80';
+      result.onCallStarted?.();
+      result.onCallEnded?.(
+        failing ? { code: Code.UNAVAILABLE, details: 'down' } : { code: Code.OK, details: '' },
+      );
+    }
+    sim.advance(10_000);
+    assert.ok(sim.traces.some((t) => t.includes('outlier_detection: ejecting endpoint [10.0.1.1:80]')));
+    assert.deepEqual(new Set(picks(sim, 6)), new Set(['10.0.1.2:80']));
+  });
+});
