@@ -175,7 +175,7 @@ export class CdsLb implements LoadBalancer<CdsConfig> {
     const config: LbConfigList =
       outlier === undefined
         ? built.config
-        : [{ [OUTLIER_DETECTION]: { ...(outlier as JsonObject), childPolicy: built.config } }];
+        : [{ [OUTLIER_DETECTION]: { ...(outlier as unknown as JsonObject), childPolicy: built.config } }];
     return { config, endpoints: ok(built.endpoints) };
   }
 
