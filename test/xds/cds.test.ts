@@ -196,7 +196,15 @@ describe('cds_experimental with outlier detection (A50, A75 "Aggregate Cluster C
     const od = xdsCluster('c', {
       outlierDetection: {
         interval: '10s',
-        failurePercentageEjection: { threshold: 50, minimumHosts: 2, requestVolume: 10 },
+        baseEjectionTime: '30s',
+        maxEjectionTime: '300s',
+        maxEjectionPercent: 50,
+        failurePercentageEjection: {
+          threshold: 50,
+          enforcementPercentage: 100,
+          minimumHosts: 2,
+          requestVolume: 10,
+        },
       },
     });
     const eds = endpointResource('c', [[locality('a', 1, ['10.0.1.1:80', '10.0.1.2:80'])]]);
