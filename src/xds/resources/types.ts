@@ -40,7 +40,7 @@ export interface XdsHttpFilter {
   readonly name: string;
   /** The filter's config message type, e.g. `envoy.extensions.filters.http.router.v3.Router` (TypedStruct unwrapped). */
   readonly typeName: string;
-  /** The filter's config: the encoded message, or the TypedStruct's value when it came wrapped in one. */
+  /** The filter's config as it came (the Any; a TypedStruct wrapper is kept, its inner type is `typeName`). */
   readonly config: XdsTypedConfig;
 }
 
@@ -160,24 +160,32 @@ export type XdsRouteAction =
 // ---------------------------------------------------------------------------------------------------------
 // CDS: envoy.config.cluster.v3.Cluster
 
-/** A50 outlier detection, as the `outlier_detection_experimental` LB config JSON takes it (durations `"10s"`). */
+/**
+ * A50 outlier detection, in the form of the `outlier_detection_experimental` LB config JSON (add `childPolicy`):
+ * durations as proto3 JSON strings (`"10s"`); fields the Cluster leaves unset are absent, so the policy's
+ * defaults apply. An algorithm the Cluster disables (enforcing_success_rate 0; enforcing_failure_percentage
+ * 0 or unset) is absent.
+ */
 export interface XdsOutlierDetectionConfig {
-  readonly interval: string;
-  readonly baseEjectionTime: string;
-  readonly maxEjectionTime: string;
+  readonly interval?: string;
+  readonly baseEjectionTime?: string;
+  readonly maxEjectionTime?: string;
   /** 0 … 100. */
-  readonly maxEjectionPercent: number;
+  readonly maxEjectionPercent?: number;
   readonly successRateEjection?: {
-    readonly stdevFactor: number;
-    readonly enforcementPercentage: number;
-    readonly minimumHosts: number;
-    readonly requestVolume: number;
+    readonly stdevFactor?: number;
+    /** 0 … 100. */
+    readonly enforcementPercentage?: number;
+    readonly minimumHosts?: number;
+    readonly requestVolume?: number;
   };
   readonly failurePercentageEjection?: {
-    readonly threshold: number;
-    readonly enforcementPercentage: number;
-    readonly minimumHosts: number;
-    readonly requestVolume: number;
+    /** 0 … 100. */
+    readonly threshold?: number;
+    /** 0 … 100. */
+    readonly enforcementPercentage?: number;
+    readonly minimumHosts?: number;
+    readonly requestVolume?: number;
   };
 }
 

@@ -1,0 +1,124 @@
+// CDS: envoy.config.cluster.v3.Cluster validated as A27 (EDS), A37 (LOGICAL_DNS and aggregate clusters), A52
+// (load_balancing_policy through the xDS LB policy registry, or the legacy lb_policy fields of A42 / A48), A50
+// (outlier_detection) and A27's circuit breaking and lrs_server rules describe.
+
+import type { Any } from '@bufbuild/protobuf/wkt';
+import type { XdsResourceType } from '../client/resource-type.js';
+import { clusterLbPolicyConfig, decodeCluster } from '../cluster.js';
+import type { ResolvedXdsOptions } from '../features.js';
+import {
+  type Cluster,
+  Cluster_DiscoveryType,
+  ClusterSchema,
+} from '../gen/envoy/config/cluster/v3/cluster_pb.js';
+import { RoutingPriority } from '../gen/envoy/config/core/v3/base_pb.js';
+import { ClusterConfigSchema } from '../gen/envoy/extensions/clusters/aggregate/v3/cluster_pb.js';
+import type { LbConfigList } from '../lb-policy-registry.js';
+import { isAdsOrSelf } from './config-source.js';
+import { parseOutlierDetection } from './outlier-detection.js';
+import { DEFAULT_MAX_CONCURRENT_REQUESTS, type XdsCluster, type XdsClusterDiscovery } from './types.js';
+import { anyTypeName, decodeAs, decodeResource, fail } from './validation.js';
+
+const AGGREGATE_CLUSTER_TYPE = ClusterConfigSchema.typeName;
+
+/** Validates a Cluster; `lbPolicy` is its already converted LB policy (see {@link clusterResourceType}). */
+export function parseClusterResource(c: Cluster, lbPolicy: LbConfigList): XdsCluster {
+  if (c.lrsServer !== undefined && c.lrsServer.configSourceSpecifier.case !== 'self') {
+    fail('lrs_server', 'ConfigSource is not self');
+  }
+  return {
+    name: c.name,
+    discovery: discovery(c),
+    lbPolicy,
+    maxRequests: maxRequests(c),
+    outlierDetection: c.outlierDetection && parseOutlierDetection(c.outlierDetection, 'outlier_detection'),
+    lrsLoadReporting: c.lrsServer !== undefined,
+  };
+}
+
+function discovery(c: Cluster): XdsClusterDiscovery {
+  const kind = c.clusterDiscoveryType;
+  if (kind.case === 'clusterType') return aggregate(kind.value.typedConfig);
+  const type = kind.case === 'type' ? kind.value : Cluster_DiscoveryType.STATIC;
+  switch (type) {
+    case Cluster_DiscoveryType.EDS: {
+      const source = c.edsClusterConfig?.edsConfig;
+      if (source === undefined) fail('eds_cluster_config.eds_config', 'field not present');
+      if (!isAdsOrSelf(source)) fail('eds_cluster_config.eds_config', 'ConfigSource is not ads or self');
+      const serviceName = c.edsClusterConfig?.serviceName ?? '';
+      return { kind: 'eds', edsServiceName: serviceName !== '' ? serviceName : c.name };
+    }
+    case Cluster_DiscoveryType.LOGICAL_DNS:
+      return logicalDns(c);
+    default: {
+      const name = Cluster_DiscoveryType[type] ?? String(type);
+      return fail(
+        'type',
+        `unsupported value ${name} (expected EDS, LOGICAL_DNS or an aggregate cluster_type)`,
+      );
+    }
+  }
+}
+
+/** A37: load_assignment with exactly one locality holding exactly one endpoint, a host name and a port. */
+function logicalDns(c: Cluster): XdsClusterDiscovery {
+  let at = 'load_assignment';
+  if (c.loadAssignment === undefined) fail(at, 'field not present');
+  const localities = c.loadAssignment.endpoints;
+  if (localities.length !== 1)
+    fail(`${at}.endpoints`, `has ${localities.length} entries, expected exactly 1`);
+  const lbEndpoints = localities[0]!.lbEndpoints;
+  at += '.endpoints[0].lb_endpoints';
+  if (lbEndpoints.length !== 1) fail(at, `has ${lbEndpoints.length} entries, expected exactly 1`);
+  at += '[0].endpoint';
+  const endpoint = lbEndpoints[0]!.hostIdentifier;
+  if (endpoint.case !== 'endpoint') fail(at, 'field not present');
+  at += '.address';
+  const address = endpoint.value.address;
+  if (address === undefined) fail(at, 'field not present');
+  at += '.socket_address';
+  if (address.address.case !== 'socketAddress') fail(at, 'field not present');
+  const socket = address.address.value;
+  if (socket.address === '') fail(`${at}.address`, 'must not be empty');
+  if (socket.portSpecifier.case !== 'portValue') fail(`${at}.port_value`, 'field not present');
+  const port = socket.portSpecifier.value;
+  if (port > 65535) fail(`${at}.port_value`, `${port} is not a valid port`);
+  return { kind: 'logical_dns', hostname: socket.address, port };
+}
+
+/** A37: cluster_type.typed_config is an aggregate ClusterConfig listing at least one cluster. */
+function aggregate(config: Any | undefined): XdsClusterDiscovery {
+  const at = 'cluster_type.typed_config';
+  if (config === undefined) fail(at, 'field not present');
+  const typeName = anyTypeName(config, at);
+  if (typeName !== AGGREGATE_CLUSTER_TYPE) {
+    fail(`${at}.type_url`, `unsupported cluster type ${typeName} (expected ${AGGREGATE_CLUSTER_TYPE})`);
+  }
+  const clusters = decodeAs(ClusterConfigSchema, config.value, at).clusters;
+  if (clusters.length === 0) fail(`${at}.clusters`, 'must not be empty');
+  return { kind: 'aggregate', clusters };
+}
+
+/** circuit_breakers: max_requests of the DEFAULT-priority thresholds, else 1024. */
+function maxRequests(c: Cluster): number {
+  const thresholds = c.circuitBreakers?.thresholds ?? [];
+  const def = thresholds.find((t) => t.priority === RoutingPriority.DEFAULT);
+  return def?.maxRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS;
+}
+
+/** The cluster's LB policy through the existing A52 converter (src/xds/cluster.ts) — a NACK reason on failure. */
+function lbPolicyOf(bytes: Uint8Array, options: ResolvedXdsOptions): LbConfigList {
+  return clusterLbPolicyConfig(decodeCluster(bytes), options);
+}
+
+/** CDS (A27): a Cluster missing from a state-of-the-world response has been deleted. */
+export const clusterResourceType: XdsResourceType<XdsCluster> = {
+  typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+  allResourcesRequiredInSotW: true,
+  decode: (bytes, context) =>
+    decodeResource(
+      () => decodeAs(ClusterSchema, bytes),
+      (c) => c.name,
+      (c) => parseClusterResource(c, lbPolicyOf(bytes, context.options)),
+    ),
+};

@@ -1,0 +1,19 @@
+// EDS: envoy.config.endpoint.v3.ClusterLoadAssignment, validated by src/xds/endpoints.ts (A27, A61
+// additional_addresses, A76 hash keys, and policy.drop_overloads as parts per million by category).
+
+import type { XdsResourceType } from '../client/resource-type.js';
+import { decodeClusterLoadAssignment, parseClusterLoadAssignment } from '../endpoints.js';
+import type { XdsEndpointResource } from './types.js';
+import { decodeResource } from './validation.js';
+
+/** EDS (A27): a ClusterLoadAssignment missing from a response is not deleted (it is not required in SotW). */
+export const endpointResourceType: XdsResourceType<XdsEndpointResource> = {
+  typeUrl: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
+  allResourcesRequiredInSotW: false,
+  decode: (bytes, context) =>
+    decodeResource(
+      () => decodeClusterLoadAssignment(bytes),
+      (cla) => cla.clusterName,
+      (cla) => parseClusterLoadAssignment(cla, context.options),
+    ),
+};

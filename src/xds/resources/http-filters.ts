@@ -1,0 +1,95 @@
+// HttpConnectionManager.http_filters on a gRPC client (A39 "HTTP filters", as A27 / A28 / A31 use them): the
+// filters run in order and the router, the one terminal filter, must be last. A filter type this client does
+// not know is a NACK unless the filter is marked is_optional, in which case it is left out.
+
+import type { Any } from '@bufbuild/protobuf/wkt';
+import { RouterSchema } from '../gen/envoy/extensions/filters/http/router/v3/router_pb.js';
+import type { HttpFilter } from '../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import { TypedStructSchema as UdpaTypedStructSchema } from '../gen/udpa/type/v1/typed_struct_pb.js';
+import { TypedStructSchema } from '../gen/xds/type/v3/typed_struct_pb.js';
+import type { XdsHttpFilter } from './types.js';
+import { anyTypeName, decodeAs, fail } from './validation.js';
+
+/** What the client knows about one HTTP filter type. */
+interface HttpFilterType {
+  /** Only the router is terminal: it must be the last filter, and the last filter must be terminal. */
+  readonly terminal: boolean;
+  /** Checks the filter's config (the Any's bytes) and rejects it naming `at`. */
+  validate(config: Any, at: string): void;
+}
+
+export const ROUTER_FILTER_TYPE = RouterSchema.typeName;
+
+const CLIENT_FILTERS: ReadonlyMap<string, HttpFilterType> = new Map([
+  [
+    ROUTER_FILTER_TYPE,
+    {
+      terminal: true,
+      // The Router's fields are all ignored by gRPC, but its bytes must decode (a TypedStruct is taken as is).
+      validate: (config: Any, at: string) => {
+        if (anyTypeName(config, at) === ROUTER_FILTER_TYPE) decodeAs(RouterSchema, config.value, at);
+      },
+    },
+  ],
+]);
+
+const TYPED_STRUCTS = new Set<string>([TypedStructSchema.typeName, UdpaTypedStructSchema.typeName]);
+
+/** The filter's type: the Any's message name, or the name inside a TypedStruct wrapper. */
+function filterTypeName(config: Any, at: string): string {
+  const name = anyTypeName(config, at);
+  if (!TYPED_STRUCTS.has(name)) return name;
+  const schema = name === TypedStructSchema.typeName ? TypedStructSchema : UdpaTypedStructSchema;
+  const struct = decodeAs(schema, config.value, at);
+  const inner = struct.typeUrl.slice(struct.typeUrl.lastIndexOf('/') + 1);
+  if (inner === '')
+    fail(`${at}.type_url`, `invalid type URL ${JSON.stringify(struct.typeUrl)} in the TypedStruct`);
+  return inner;
+}
+
+/** Validates the filter chain; `at` is the path of the http_filters field. */
+export function parseHttpFilters(filters: readonly HttpFilter[], at: string): XdsHttpFilter[] {
+  if (filters.length === 0) fail(at, 'must not be empty (the router filter must be last)');
+  const result: XdsHttpFilter[] = [];
+  const indices: number[] = [];
+  const names = new Map<string, number>();
+  for (let i = 0; i < filters.length; i++) {
+    const f = filters[i]!;
+    const fat = `${at}[${i}]`;
+    if (f.name === '') fail(`${fat}.name`, 'must not be empty');
+    const first = names.get(f.name);
+    if (first !== undefined) fail(`${fat}.name`, `duplicate filter name "${f.name}" (also ${at}[${first}])`);
+    names.set(f.name, i);
+    const configType = f.configType;
+    if (configType.case !== 'typedConfig') {
+      if (f.isOptional) continue;
+      if (configType.case === 'configDiscovery') {
+        fail(`${fat}.config_discovery`, 'filter config discovery is not supported');
+      }
+      fail(`${fat}.typed_config`, 'field not present');
+    }
+    const config = configType.value;
+    const configAt = `${fat}.typed_config`;
+    const typeName = filterTypeName(config, configAt);
+    const type = CLIENT_FILTERS.get(typeName);
+    if (type === undefined) {
+      if (f.isOptional) continue;
+      fail(configAt, `unsupported HTTP filter type ${typeName} (not marked is_optional)`);
+    }
+    type.validate(config, configAt);
+    result.push({ name: f.name, typeName, config: { typeUrl: config.typeUrl, value: config.value } });
+    indices.push(i);
+  }
+  // The terminal rules apply to the filters kept (optional filters left out do not count), as in gRPC.
+  if (result.length === 0)
+    fail(at, `no supported filter (the router filter, ${ROUTER_FILTER_TYPE}, must be last)`);
+  for (let k = 0; k < result.length; k++) {
+    const terminal = CLIENT_FILTERS.get(result[k]!.typeName)!.terminal;
+    const last = k === result.length - 1;
+    if (terminal && !last)
+      fail(`${at}[${indices[k]}]`, `the terminal filter ${result[k]!.typeName} must be the last filter`);
+    if (!terminal && last)
+      fail(`${at}[${indices[k]}]`, `the last filter must be the router (${ROUTER_FILTER_TYPE})`);
+  }
+  return result;
+}
