@@ -1,0 +1,29 @@
+// lbtree/control-plane: an xDS control plane (ADS v3, state of the world) on grpc-js, the bootstrap its
+// clients need, and builders for the resources it serves.
+export { ADS_SERVICE, STREAM_AGGREGATED_RESOURCES_PATH } from './ads-service.js';
+export type { AckRecord, NackRecord, StreamEvent, TypeSubscription } from './ads-stream.js';
+export { type BootstrapOptions, bootstrapFor, type XdsBootstrap } from './bootstrap.js';
+export * from './builders.js';
+export {
+  type AnswerFilter,
+  type ClientInfo,
+  ControlPlane,
+  type ControlPlaneEvent,
+  type ControlPlaneOptions,
+} from './control-plane.js';
+export { loadResourceFile, parseResourceText, watchFileContent } from './resource-file.js';
+export {
+  type RawResource,
+  type ResourceInput,
+  type ResourceJson,
+  ResourceSet,
+  type ServedResource,
+} from './resource-set.js';
+export {
+  allResourcesRequiredInSotW,
+  CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
+  CLUSTER_TYPE_URL,
+  LISTENER_TYPE_URL,
+  ROUTE_CONFIGURATION_TYPE_URL,
+  shortTypeName,
+} from './type-urls.js';

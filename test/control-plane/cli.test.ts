@@ -1,0 +1,156 @@
+// `lbtree control-plane` as a user runs it: a subprocess serving a file, that a client reaches at the
+// printed address, that pushes a new version when the file is edited, keeps the last good set when the file
+// breaks, prints the client's ACK, and stops cleanly on SIGTERM.
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { stringify } from 'yaml';
+import { runControlPlane } from '../../src/cli/control-plane/command.js';
+import { CLUSTER_TYPE_URL, cluster, xdsService } from '../../src/control-plane/index.js';
+import { AdsTestClient, namesIn } from '../support/ads-test-client.js';
+
+/** The child's stdout, line by line, with a wait for the first line matching a pattern. */
+class Output {
+  readonly lines: string[] = [];
+  private readonly waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  private buffer = '';
+  constructor(child: ChildProcess) {
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      this.buffer += chunk;
+      const parts = this.buffer.split('\n');
+      this.buffer = parts.pop()!;
+      for (const line of parts) {
+        this.lines.push(line);
+        for (const w of [...this.waiters]) {
+          if (w.pattern.test(line)) {
+            this.waiters.splice(this.waiters.indexOf(w), 1);
+            w.resolve(line);
+          }
+        }
+      }
+    });
+  }
+  /** The first line (already printed or to come, after `from`) matching `pattern`. */
+  waitFor(pattern: RegExp, from = 0, timeoutMs = 45_000): Promise<string> {
+    const seen = this.lines.slice(from).find((l) => pattern.test(l));
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `no line matching ${pattern} within ${timeoutMs} ms; output:\n${this.lines.join('\n')}`,
+            ),
+          ),
+        timeoutMs,
+      );
+      this.waiters.push({
+        pattern,
+        resolve: (line) => {
+          clearTimeout(timer);
+          resolve(line);
+        },
+      });
+    });
+  }
+}
+
+const service = (edsEndpoint: string) =>
+  xdsService({ name: 'svc', clusters: [{ name: 'c1', localities: [{ endpoints: [edsEndpoint] }] }] });
+
+test('lbtree control-plane serves the file, pushes edits, keeps the last good set, stops on SIGTERM', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lbtree-cp-'));
+  const file = join(dir, 'resources.yaml');
+  writeFileSync(file, stringify(service('127.0.0.1:1001')));
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'control-plane',
+      '--resources',
+      file,
+      '--port',
+      '0',
+      '--print-bootstrap',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => {
+    stderr += c;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const out = new Output(child);
+  let client: AdsTestClient | undefined;
+  try {
+    const listening = await out.waitFor(/^listening on /);
+    const address = listening.slice('listening on '.length);
+    assert.match(address, /^127\.0\.0\.1:\d+$/);
+    const bootstrap = JSON.parse((await out.waitFor(/^bootstrap: /)).slice('bootstrap: '.length));
+    assert.equal(bootstrap.xds_servers[0].server_uri, address);
+
+    client = new AdsTestClient(address, 'cli-test-node');
+    client.send({ typeUrl: CLUSTER_TYPE_URL });
+    const v1 = await client.next(30_000);
+    assert.equal(v1.versionInfo, '1');
+    assert.deepEqual(namesIn(v1), ['c1']);
+    client.ack(v1);
+    await out.waitFor(/^ACK {2}cli-test-node Cluster version 1/);
+
+    // An edit (written to a new file and renamed over the old one, as editors save) adds a cluster.
+    writeFileSync(`${file}.tmp`, stringify([...service('127.0.0.1:1001'), cluster({ name: 'c2' })]));
+    renameSync(`${file}.tmp`, file);
+    const v2 = await client.next(30_000);
+    assert.equal(v2.versionInfo, '2');
+    assert.deepEqual(namesIn(v2).sort(), ['c1', 'c2']);
+    await out.waitFor(/^serving version 2: /);
+
+    // A broken file is reported with its reason; version 2 keeps serving.
+    const before = out.lines.length;
+    writeFileSync(
+      file,
+      '- "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster\n  name: c3\n  lb_policy: NOPE\n',
+    );
+    const report = await out.waitFor(/not loaded/, before);
+    assert.match(report, /resources\[0\] \(Cluster\)/);
+    assert.match(report, /still serving version 2/);
+    writeFileSync(file, 'key: [unclosed');
+    const yamlReport = await out.waitFor(/not loaded/, out.lines.indexOf(report) + 1);
+    assert.match(yamlReport, /line 1/);
+
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr);
+    assert.match(out.lines.at(-1) ?? '', /^stopped \(SIGTERM\)/);
+    assert.equal((await client.ended()).code !== 0, true);
+  } finally {
+    client?.close();
+    child.kill('SIGKILL');
+  }
+});
+
+test('lbtree control-plane: a missing or invalid file is an error before listening', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lbtree-cp-'));
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(bad, '- name: no-type\n');
+  const run = async (resources: string) => {
+    const errors: string[] = [];
+    const io = {
+      out: () => {},
+      err: (line: string) => errors.push(line),
+      stopped: new Promise<string>(() => {}),
+    };
+    const code = await runControlPlane({ resources, host: '127.0.0.1', port: 0, printBootstrap: false }, io);
+    return { code, stderr: errors.join('\n') };
+  };
+  const missing = await run(join(dir, 'nope.yaml'));
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /nope\.yaml: no such file/);
+  const invalid = await run(bad);
+  assert.equal(invalid.code, 1);
+  assert.match(invalid.stderr, /bad\.yaml: resources\[0\]: "@type" is missing/);
+});
