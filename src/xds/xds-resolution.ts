@@ -12,7 +12,7 @@ import { type DnsResolver, XdsDependencyManager, type XdsResourceTypes } from '.
 import type { LbConfigList } from './lb-policy-registry.js';
 import { CDS } from './policies/cds.js';
 import { XDS_CLUSTER_MANAGER } from './policies/cluster-manager.js';
-import type { JsonObject } from './proto/codec.js';
+import type { JsonObject } from './proto/json.js';
 import type { XdsClusterConfig, XdsConfig } from './xds-config.js';
 
 /** What routes calls: a config selector, or one that fails every call (no usable listener / routes). */
