@@ -4,6 +4,7 @@ import { defaultRegistry, PICK_FIRST, ROUND_ROBIN, WEIGHTED_ROUND_ROBIN } from '
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
 import { grpcJsOnlyPolicy } from './grpc-js-child.js';
 import { grpcPolicyClasses } from './policy-adapter.js';
+import { enableXds, type XdsRegisterOption } from './xds-resolver.js';
 
 /** Policies grpc-js ships itself: lbtree takes their names only when asked to. */
 const GRPC_JS_BUILTINS: ReadonlySet<string> = new Set([PICK_FIRST, ROUND_ROBIN, WEIGHTED_ROUND_ROBIN]);
@@ -15,6 +16,8 @@ export interface RegisterOptions {
   readonly replaceBuiltins?: boolean;
   /** The policies to register (default: the process-wide registry, custom policies included). */
   readonly registry?: Registry;
+  /** Also lbtree's `xds:` resolver and xDS policies: true, or `{ bootstrap }` (see README "xDS targets"). */
+  readonly xds?: XdsRegisterOption;
 }
 
 /**
@@ -30,6 +33,7 @@ export interface RegisterOptions {
  */
 export function register(options: RegisterOptions = {}): string[] {
   const registry = options.registry ?? defaultRegistry();
+  enableXds(registry, options.xds);
   // lbtree's parents parse their children through this: lbtree's names first, then grpc-js's own.
   const lookup = registry.withFallback(grpcJsOnlyPolicy);
   const names: string[] = [];
