@@ -9,6 +9,7 @@ import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
 import { runStormBench } from './storm.js';
 import { runWeightedRoundRobinBench } from './weighted-round-robin.js';
+import { runXdsClientBench } from './xds-client.js';
 
 const sections: Record<string, () => void | Promise<void>> = {
   'round-robin': runRoundRobinBench,
@@ -16,6 +17,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   priority: runPriorityBench,
   'ring-hash': runRingHashBench,
   storm: runStormBench,
+  'xds-client': runXdsClientBench,
   'weighted-round-robin': runWeightedRoundRobinBench,
 };
 
