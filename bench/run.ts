@@ -4,7 +4,9 @@
  */
 
 import { runAdapterBench } from './adapter.js';
+import { runEdsDecodeBench } from './eds-decode.js';
 import { runPriorityBench } from './priority.js';
+import { runRegexRewriteBench } from './regex-rewrite.js';
 import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
 import { runStormBench } from './storm.js';
@@ -16,9 +18,11 @@ const sections: Record<string, () => void | Promise<void>> = {
   adapter: runAdapterBench,
   priority: runPriorityBench,
   'ring-hash': runRingHashBench,
+  'regex-rewrite': runRegexRewriteBench,
   storm: runStormBench,
   'xds-client': runXdsClientBench,
   'weighted-round-robin': runWeightedRoundRobinBench,
+  'eds-decode': runEdsDecodeBench,
 };
 
 const filter = process.argv.slice(2);
