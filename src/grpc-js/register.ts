@@ -3,6 +3,7 @@ import type { Registry } from '../core/index.js';
 import { defaultRegistry, PICK_FIRST, ROUND_ROBIN, WEIGHTED_ROUND_ROBIN } from '../policies/index.js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
 import { grpcPolicyClasses } from './policy-adapter.js';
+import { enableXds, type XdsRegisterOption } from './xds-resolver.js';
 
 /** Policies grpc-js ships itself: lbtree takes their names only when asked to. */
 const GRPC_JS_BUILTINS: ReadonlySet<string> = new Set([PICK_FIRST, ROUND_ROBIN, WEIGHTED_ROUND_ROBIN]);
@@ -14,6 +15,8 @@ export interface RegisterOptions {
   readonly replaceBuiltins?: boolean;
   /** The policies to register (default: the process-wide registry, custom policies included). */
   readonly registry?: Registry;
+  /** Also lbtree's `xds:` resolver and xDS policies: true, or `{ bootstrap }` (see README "xDS targets"). */
+  readonly xds?: XdsRegisterOption;
 }
 
 /**
@@ -29,6 +32,7 @@ export interface RegisterOptions {
  */
 export function register(options: RegisterOptions = {}): string[] {
   const registry = options.registry ?? defaultRegistry();
+  enableXds(registry, options.xds);
   const names: string[] = [];
   for (const name of registry.allNames()) {
     if (GRPC_JS_BUILTINS.has(name) && !options.replaceBuiltins) continue;

@@ -1,14 +1,12 @@
 // `lbtree/xds`: xDS-configured load balancing (gRFC A52) — the Envoy resources lbtree reads, the xDS LB
 // policy registry, CDS / EDS validation, and the cluster resolver's priority tree.
 
-import { defaultRegistry } from '../policies/default-registry.js';
 import { type ClusterOptions, clusterLbPolicyConfig, decodeCluster } from './cluster.js';
 import {
   decodeLoadBalancingPolicy,
   defaultXdsLbPolicyRegistry,
   type LbConfigList,
 } from './lb-policy-registry.js';
-import { registerXdsPolicies } from './policies/index.js';
 
 // A52 custom policies: register a PolicyFactory under a protobuf-style name (`myorg.MyCustomLb`) and a
 // control plane can select it with a TypedStruct whose type_url ends in that name.
@@ -88,7 +86,3 @@ export {
   type XdsEndpointConfig,
   xdsConfigOf,
 } from './xds-config.js';
-
-// Importing lbtree's xDS layer makes its policies part of the process-wide registry (the policy layer cannot
-// name them itself: it sits below xds).
-registerXdsPolicies(defaultRegistry());

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Code, parseAddress } from '../../src/core/index.js';
-import { Simulation } from '../../src/sim/index.js';
-import '../../src/xds/index.js';
+import type { Simulation } from '../../src/sim/index.js';
 import type { XdsEndpointResource } from '../../src/xds/resources/types.js';
 import { picks, tally } from '../support/sim-picks.js';
 import {
@@ -15,6 +14,7 @@ import {
   withXdsConfig,
   xdsCluster,
   xdsConfig,
+  xdsSimulation,
 } from './xds-config-fixtures.js';
 
 const cds = (cluster: string): unknown => [{ cds_experimental: { cluster } }];
@@ -29,7 +29,7 @@ function scriptAll(
 
 describe('cds_experimental (A74 "Changes in cds LB policy")', () => {
   test('A74: an EDS cluster from the XdsConfig becomes the priority tree; ROUND_ROBIN localities weighted 1:3 (A27)', () => {
-    const sim = new Simulation({ seed: 7 });
+    const sim = xdsSimulation({ seed: 7 });
     const a = ['10.0.1.1:80', '10.0.1.2:80'];
     const b = ['10.0.2.1:80', '10.0.2.2:80'];
     scriptAll(sim, [...a, ...b], { connectAfterMs: 1 });
@@ -43,7 +43,7 @@ describe('cds_experimental (A74 "Changes in cds LB policy")', () => {
   });
 
   test('A74 + A56: priorities fail over inside the cluster, and a new XdsConfig keeps working children', () => {
-    const sim = new Simulation();
+    const sim = xdsSimulation();
     scriptAll(sim, ['10.0.1.1:80'], { failAfterMs: 1 });
     scriptAll(sim, ['10.0.2.1:80'], { connectAfterMs: 1 });
     const eds = endpointResource('c', [
@@ -61,7 +61,7 @@ describe('cds_experimental (A74 "Changes in cds LB policy")', () => {
   });
 
   test('A88: a cluster whose entry is an error fails calls with that status; a cluster missing from the config drops them (A31)', () => {
-    const sim = new Simulation();
+    const sim = xdsSimulation();
     const missing = { code: Code.UNAVAILABLE, details: 'Cluster c: does not exist (xDS node n)' };
     assert.equal(sim.update([], cds('c'), withXdsConfig(xdsConfig({ c: errorEntry(missing) }))), false);
     assert.equal(sim.state, 'TRANSIENT_FAILURE');
@@ -75,7 +75,7 @@ describe('cds_experimental (A74 "Changes in cds LB policy")', () => {
   });
 
   test('A74: an EDS cluster with no endpoints yet fails with the resolution note', () => {
-    const sim = new Simulation();
+    const sim = xdsSimulation();
     sim.update(
       [],
       cds('c'),
@@ -86,7 +86,7 @@ describe('cds_experimental (A74 "Changes in cds LB policy")', () => {
   });
 
   test('A75 "Aggregate Cluster Changes": an aggregate cluster is a priority over its leaf clusters, failing over to the second', () => {
-    const sim = new Simulation();
+    const sim = xdsSimulation();
     scriptAll(sim, ['10.0.1.1:80'], { failAfterMs: 1 });
     scriptAll(sim, ['10.0.2.1:80'], { connectAfterMs: 1 });
     const config = xdsConfig({
@@ -129,7 +129,7 @@ describe('cds_experimental (A74 "Changes in cds LB policy")', () => {
         },
       ],
     ]);
-    const logical = new Simulation({ backoffMs: 100_000 });
+    const logical = xdsSimulation({ backoffMs: 100_000 });
     scriptAll(logical, ['10.0.3.1:80'], { failAfterMs: 1 });
     scriptAll(logical, ['10.0.3.2:80'], { connectAfterMs: 1 });
     const dnsCluster = xdsCluster('dns', {
@@ -143,7 +143,7 @@ describe('cds_experimental (A74 "Changes in cds LB policy")', () => {
     logical.flush();
     assert.ok(logical.reresolutionRequests > 0, 'LOGICAL_DNS: the resolver is asked to resolve again');
 
-    const eds = new Simulation({ backoffMs: 100_000 });
+    const eds = xdsSimulation({ backoffMs: 100_000 });
     scriptAll(eds, ['10.0.3.1:80', '10.0.3.2:80'], { connectAfterMs: 1 });
     eds.update(
       [],
@@ -156,7 +156,7 @@ describe('cds_experimental (A74 "Changes in cds LB policy")', () => {
   });
 
   test('A31 + A74: the whole tree — cluster manager over cds children, each call routed to its cluster', () => {
-    const sim = new Simulation();
+    const sim = xdsSimulation();
     scriptAll(sim, ['10.0.1.1:80', '10.0.2.1:80'], { connectAfterMs: 1 });
     const config = xdsConfig({
       one: edsEntry(xdsCluster('one'), endpointResource('one', [[locality('a', 1, ['10.0.1.1:80'])]])),
@@ -181,10 +181,49 @@ describe('cds_experimental (A74 "Changes in cds LB policy")', () => {
   });
 
   test('config errors name their JSON path', () => {
-    const sim = new Simulation();
+    const sim = xdsSimulation();
     assert.equal(sim.update([], [{ cds_experimental: {} }]), false);
     assert.equal(sim.lastConfigError?.path, '$[0].cds_experimental.cluster');
     assert.equal(sim.update([], [{ cds_experimental: { cluster: 'c', isDynamic: 'yes' } }]), false);
     assert.equal(sim.lastConfigError?.path, '$[0].cds_experimental.isDynamic');
+  });
+});
+
+describe('cds_experimental with outlier detection (A50, A75 "Aggregate Cluster Changes")', () => {
+  test('A75: a cluster with outlier_detection gets outlier_detection_experimental above its priorities', () => {
+    const sim = xdsSimulation({ trace: true });
+    scriptAll(sim, ['10.0.1.1:80', '10.0.1.2:80'], { connectAfterMs: 1 });
+    const od = xdsCluster('c', {
+      outlierDetection: {
+        interval: '10s',
+        baseEjectionTime: '30s',
+        maxEjectionTime: '300s',
+        maxEjectionPercent: 50,
+        failurePercentageEjection: {
+          threshold: 50,
+          enforcementPercentage: 100,
+          minimumHosts: 2,
+          requestVolume: 10,
+        },
+      },
+    });
+    const eds = endpointResource('c', [[locality('a', 1, ['10.0.1.1:80', '10.0.1.2:80'])]]);
+    assert.ok(sim.update([], cds('c'), withXdsConfig(xdsConfig({ c: edsEntry(od, eds) }))));
+    sim.advance(1);
+    assert.equal(sim.state, 'READY');
+    // Calls to 10.0.1.1 fail, calls to 10.0.1.2 succeed; after one interval the failing endpoint is ejected.
+    for (let i = 0; i < 40; i++) {
+      const result = sim.picker.pick({ metadata: { get: () => [] } });
+      assert.equal(result.type, 'complete');
+      if (result.type !== 'complete') continue;
+      const failing = (result.subchannel as unknown as { key: string }).key === '10.0.1.1:80';
+      result.onCallStarted?.();
+      result.onCallEnded?.(
+        failing ? { code: Code.UNAVAILABLE, details: 'down' } : { code: Code.OK, details: '' },
+      );
+    }
+    sim.advance(10_000);
+    assert.ok(sim.traces.some((t) => t.includes('outlier_detection: ejecting endpoint [10.0.1.1:80]')));
+    assert.deepEqual(new Set(picks(sim, 6)), new Set(['10.0.1.2:80']));
   });
 });

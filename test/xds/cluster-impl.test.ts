@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Code, type CompletePick, OK_STATUS, type PickResult } from '../../src/core/index.js';
-import { Simulation } from '../../src/sim/index.js';
+import type { Simulation } from '../../src/sim/index.js';
 import { acquireClusterCallStats, releaseClusterCallStats } from '../../src/xds/index.js';
 import {
   edsEntry,
@@ -10,6 +10,7 @@ import {
   withXdsConfig,
   xdsCluster,
   xdsConfig,
+  xdsSimulation,
 } from './xds-config-fixtures.js';
 
 function implConfig(clusterName: string): unknown {
@@ -31,7 +32,7 @@ function started(sim: Simulation, n: number): CompletePick[] {
 }
 
 function connected(clusterName: string, attributes: ReturnType<typeof withXdsConfig>, seed = 1): Simulation {
-  const sim = new Simulation({ seed });
+  const sim = xdsSimulation({ seed });
   for (const b of BACKENDS) sim.script(b, { connectAfterMs: 1 });
   assert.ok(sim.update(BACKENDS, implConfig(clusterName), attributes));
   sim.advance(1);
@@ -108,7 +109,7 @@ describe('xds_cluster_impl_experimental (A37 "xds_cluster_impl_experimental LB P
   });
 
   test('A74: the config keeps only clusterName and childPolicy, validated with JSON paths', () => {
-    const sim = new Simulation();
+    const sim = xdsSimulation();
     assert.equal(
       sim.update(BACKENDS, [{ xds_cluster_impl_experimental: { childPolicy: [{ round_robin: {} }] } }]),
       false,

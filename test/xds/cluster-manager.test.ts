@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Code } from '../../src/core/index.js';
-import { Simulation } from '../../src/sim/index.js';
-import '../../src/xds/index.js';
-import { forCluster } from './xds-config-fixtures.js';
+import type { Simulation } from '../../src/sim/index.js';
+import { forCluster, xdsSimulation } from './xds-config-fixtures.js';
 
 // Each cluster child is a priority policy over its own hierarchical path, so the two children see different
 // endpoints although the cluster manager hands both the same list.
@@ -28,7 +27,7 @@ function manager(children: Record<string, unknown>): unknown {
 
 describe('xds_cluster_manager_experimental (A31 "Implementation for xDS RouteAction Support")', () => {
   test('A31: each pick goes to the child of the cluster the config selector named for the call', () => {
-    const sim = new Simulation();
+    const sim = xdsSimulation();
     sim.script('10.0.0.1:80', { connectAfterMs: 1 });
     sim.script('10.0.0.2:80', { connectAfterMs: 1 });
     assert.ok(sim.update([A, B], manager({ 'cluster:a': child('a'), 'cluster:b': child('b') })));
@@ -41,7 +40,7 @@ describe('xds_cluster_manager_experimental (A31 "Implementation for xDS RouteAct
   });
 
   test('A31: a call naming no known cluster is dropped with INTERNAL (it never queues)', () => {
-    const sim = new Simulation();
+    const sim = xdsSimulation();
     sim.script('10.0.0.1:80', { connectAfterMs: 1 });
     sim.update([A], manager({ 'cluster:a': child('a') }));
     sim.advance(1);
@@ -52,7 +51,7 @@ describe('xds_cluster_manager_experimental (A31 "Implementation for xDS RouteAct
   });
 
   test('A28 "Picking": a child that is not READY still gets its calls (they queue), while the channel is READY', () => {
-    const sim = new Simulation();
+    const sim = xdsSimulation();
     sim.script('10.0.0.1:80', { connectAfterMs: 1 });
     sim.script('10.0.0.2:80', { connectAfterMs: 1000 });
     sim.update([A, B], manager({ 'cluster:a': child('a'), 'cluster:b': child('b') }));
@@ -64,7 +63,7 @@ describe('xds_cluster_manager_experimental (A31 "Implementation for xDS RouteAct
   });
 
   test('A28: the reported state aggregates the children (CONNECTING over TRANSIENT_FAILURE, then all failed)', () => {
-    const sim = new Simulation({ backoffMs: 10_000 });
+    const sim = xdsSimulation({ backoffMs: 10_000 });
     sim.script('10.0.0.1:80', { failAfterMs: 1 });
     sim.script('10.0.0.2:80', { failAfterMs: 5 });
     sim.update([A, B], manager({ 'cluster:a': child('a'), 'cluster:b': child('b') }));
@@ -76,7 +75,7 @@ describe('xds_cluster_manager_experimental (A31 "Implementation for xDS RouteAct
   });
 
   test('A31: an update keeps the children whose cluster stays (same connections) and removes the others', () => {
-    const sim = new Simulation();
+    const sim = xdsSimulation();
     sim.script('10.0.0.1:80', { connectAfterMs: 1 });
     sim.script('10.0.0.2:80', { connectAfterMs: 1 });
     sim.update([A, B], manager({ 'cluster:a': child('a'), 'cluster:b': child('b') }));
@@ -90,7 +89,7 @@ describe('xds_cluster_manager_experimental (A31 "Implementation for xDS RouteAct
   });
 
   test('config errors name their JSON path', () => {
-    const sim = new Simulation();
+    const sim = xdsSimulation();
     assert.equal(sim.update([A], [{ xds_cluster_manager_experimental: {} }]), false);
     assert.equal(sim.lastConfigError?.path, '$[0].xds_cluster_manager_experimental.children');
     assert.equal(

@@ -7,8 +7,10 @@ import {
   type Status,
   type StatusOr,
 } from '../../src/core/index.js';
+import { defaultRegistry } from '../../src/policies/index.js';
+import { Simulation, type SimulationOptions } from '../../src/sim/index.js';
 import { localityKey } from '../../src/xds/endpoints.js';
-import { XDS_CLUSTER_CALL_ATTRIBUTE } from '../../src/xds/policies/index.js';
+import { registerXdsPolicies, XDS_CLUSTER_CALL_ATTRIBUTE } from '../../src/xds/policies/index.js';
 import type {
   XdsCluster,
   XdsClusterDiscovery,
@@ -107,4 +109,9 @@ export function withXdsConfig(config: XdsConfig): ChannelArgs {
 /** Call attributes naming the cluster the config selector chose (A31). */
 export function forCluster(name: string): ReadonlyMap<unknown, unknown> {
   return new Map([[XDS_CLUSTER_CALL_ATTRIBUTE, name]]);
+}
+
+/** A simulation whose registry has lbtree's policies and the xDS ones (cds, cluster_manager, cluster_impl). */
+export function xdsSimulation(options: SimulationOptions = {}): Simulation {
+  return new Simulation({ ...options, registry: registerXdsPolicies(defaultRegistry().clone()) });
 }

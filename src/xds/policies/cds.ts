@@ -1,7 +1,7 @@
 // cds_experimental without xds_cluster_resolver (gRFC A74 "Changes in cds LB policy"): the cluster's
 // resources come from the XdsConfig attribute the xds resolver delivers. An EDS or LOGICAL_DNS cluster becomes
 // the priority tree (A56, stable child names) with xds_cluster_impl above the cluster's endpoint-picking
-// policy in each priority (A37); an aggregate cluster becomes a priority over cds children for its leaf
+// policy in each priority (A37), under outlier_detection when the cluster asks for it (A50, A75); an aggregate cluster becomes a priority over cds children for its leaf
 // clusters (A75 "Aggregate Cluster Changes").
 
 import {
@@ -26,6 +26,7 @@ import {
   unavailable,
 } from '../../core/index.js';
 import { ChildPolicy } from '../../policies/child-policy.js';
+import { OUTLIER_DETECTION } from '../../policies/outlier-detection/config.js';
 import { PRIORITY } from '../../policies/priority/index.js';
 import type { LbConfigList } from '../lb-policy-registry.js';
 import { PriorityTreeGenerator } from '../priority-tree.js';
@@ -169,7 +170,13 @@ export class CdsLb implements LoadBalancer<CdsConfig> {
     const built = this.priorities.build(endpoints, endpointPolicy, {
       ignoreReresolutionRequests: cluster.cluster.discovery.kind === 'eds',
     });
-    return { config: built.config, endpoints: ok(built.endpoints) };
+    // A50 with A75's placement: outlier detection sits above the priorities, so it works across them.
+    const outlier = cluster.cluster.outlierDetection;
+    const config: LbConfigList =
+      outlier === undefined
+        ? built.config
+        : [{ [OUTLIER_DETECTION]: { ...(outlier as unknown as JsonObject), childPolicy: built.config } }];
+    return { config, endpoints: ok(built.endpoints) };
   }
 
   /** Reports TRANSIENT_FAILURE with `s`; the child, if any, is dropped (its cluster is unusable). */

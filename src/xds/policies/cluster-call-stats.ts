@@ -47,3 +47,8 @@ export function releaseClusterCallStats(stats: ClusterCallStats): void {
   // Calls still in flight keep the object alive through their hooks; a new acquire starts a fresh count.
   if (registry.get(key) === stats) registry.delete(key);
 }
+
+/** The shared stats of a cluster if some xds_cluster_impl holds them (for tests and diagnostics). */
+export function findClusterCallStats(cluster: string, edsServiceName: string): ClusterCallStats | undefined {
+  return registry.get(keyOf(cluster, edsServiceName));
+}

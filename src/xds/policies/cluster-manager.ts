@@ -185,7 +185,8 @@ export class ClusterManagerLb implements LoadBalancer<ClusterManagerConfig> {
     }
     // A31: a picker that knows every new cluster is in place before update returns.
     this.aggregate();
-    return wanted.size > 0;
+    // An empty map is a valid config (every call then fails): the channel must still take its config selector.
+    return true;
   }
 
   exitIdle(): void {

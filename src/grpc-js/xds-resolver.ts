@@ -1,0 +1,213 @@
+// lbtree's resolver for `xds:` targets on grpc-js (A27, A31, A74): a shared xDS client per bootstrap, the
+// dependency manager and config selector from src/xds, and grpc-js's resolver and config-selector APIs. The
+// service config's LB policy is lbtree's xds_cluster_manager_experimental; the XdsConfig travels to the cds
+// policies as an update attribute; each call's cluster and request hash travel as pick information.
+
+import {
+  type ChannelOptions,
+  experimental,
+  Metadata as GrpcMetadata,
+  status as GrpcStatus,
+  type Metadata,
+} from '@grpc/grpc-js';
+import type { Registry, Status } from '../core/index.js';
+import { newChannelId } from '../hash/index.js';
+import { loadBootstrap } from '../xds/client/bootstrap.js';
+import { registerXdsPolicies, XDS_CLUSTER_CALL_ATTRIBUTE } from '../xds/policies/index.js';
+import {
+  clusterResourceType,
+  endpointResourceType,
+  listenerResourceType,
+  routeConfigurationResourceType,
+} from '../xds/resources/index.js';
+import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
+import { type CallRouter, XdsResolution, type XdsResolutionResult } from '../xds/xds-resolution.js';
+import { nodeDnsResolver } from './node-dns-resolver.js';
+import { HASH_PICK_INFO_KEY } from './picker-adapter.js';
+import { leaseXdsClient, type XdsClientLease } from './xds-client-pool.js';
+
+export const XDS_SCHEME = 'xds';
+
+/** grpc-js's parsed service config (not exported by name). */
+type GrpcServiceConfig = Extract<
+  NonNullable<Parameters<experimental.ResolverListener>[2]>,
+  { ok: true }
+>['value'];
+
+/** What `register({ xds })` configured: the bootstrap to use instead of GRPC_XDS_BOOTSTRAP(_CONFIG). */
+export interface XdsResolverSettings {
+  bootstrap?: unknown;
+}
+const settings: XdsResolverSettings = {};
+
+export function configureXdsResolver(next: XdsResolverSettings): void {
+  settings.bootstrap = next.bootstrap;
+}
+
+const RESOURCE_TYPES = {
+  listener: listenerResourceType,
+  routeConfiguration: routeConfigurationResourceType,
+  cluster: clusterResourceType,
+  endpoint: endpointResourceType,
+};
+
+function grpcStatus(s: Status) {
+  return { code: s.code as number as GrpcStatus, details: s.details, metadata: new GrpcMetadata() };
+}
+
+/** A filter that ends the call with `status` before it is sent (keeps the status' details, unlike CallConfig.status). */
+function failingFilter(s: Status): experimental.FilterFactory<experimental.Filter> {
+  class FailCall extends experimental.BaseFilter {
+    override async sendMetadata(): Promise<Metadata> {
+      throw grpcStatus(s);
+    }
+  }
+  return { createFilter: () => new FailCall() };
+}
+
+/** grpc-js's view of one config selector (A31): route, cluster and hash per call, released when replaced. */
+class GrpcConfigSelector implements experimental.ConfigSelector {
+  constructor(private readonly router: CallRouter) {}
+
+  invoke(methodName: string, metadata: Metadata): ReturnType<experimental.ConfigSelector['invoke']> {
+    const selection = this.router.select(
+      methodName,
+      metadata as unknown as Parameters<CallRouter['select']>[1],
+    );
+    if (!selection.ok) {
+      return {
+        methodConfig: { name: [] },
+        pickInformation: {},
+        status: GrpcStatus.OK,
+        dynamicFilterFactories: [failingFilter(selection.status)],
+      };
+    }
+    const timeout = selection.timeoutMs;
+    return {
+      methodConfig: {
+        name: [],
+        ...(timeout !== undefined
+          ? { timeout: { seconds: Math.floor(timeout / 1000), nanos: Math.round((timeout % 1000) * 1e6) } }
+          : {}),
+      },
+      onCommitted: selection.release,
+      pickInformation: {
+        [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
+        [HASH_PICK_INFO_KEY]: selection.hash.toString(),
+      },
+      status: GrpcStatus.OK,
+      dynamicFilterFactories: [],
+    };
+  }
+
+  unref(): void {
+    this.router.release();
+  }
+}
+
+/** `xds:///name` → name; `xds://authority/name` is refused (no federation, A47). */
+export function xdsTargetName(target: experimental.GrpcUri): string {
+  if (target.authority !== undefined && target.authority !== '') {
+    throw new Error(
+      `xds: target authority "${target.authority}" is not supported (lbtree has no xDS federation): use xds:///${target.path.replace(/^\//, '')}`,
+    );
+  }
+  const name = target.path.replace(/^\//, '');
+  if (name === '') throw new Error('xds: target has no name (expected xds:///name)');
+  return name;
+}
+
+export class XdsResolver implements experimental.Resolver {
+  private lease: XdsClientLease | null = null;
+  private resolution: XdsResolution | null = null;
+  private readonly channelId = newChannelId(Math.random);
+
+  constructor(
+    private readonly target: experimental.GrpcUri,
+    private readonly listener: experimental.ResolverListener,
+    _options: ChannelOptions,
+  ) {}
+
+  updateResolution(): void {
+    if (this.resolution !== null) {
+      this.resolution.requestReresolution();
+      return;
+    }
+    let name: string;
+    try {
+      name = xdsTargetName(this.target);
+      this.lease = leaseXdsClient(settings.bootstrap);
+    } catch (e) {
+      const details = `xds resolver: ${(e as Error).message}`;
+      process.nextTick(() =>
+        this.listener(
+          experimental.statusOrFromError({
+            code: GrpcStatus.UNAVAILABLE,
+            details,
+            metadata: new GrpcMetadata(),
+          }),
+          {},
+          null,
+          '',
+        ),
+      );
+      return;
+    }
+    const client = this.lease.client;
+    // A47: the listener name is the bootstrap's template with the target's name in place of %s.
+    const template = loadBootstrap(settings.bootstrap).clientDefaultListenerResourceNameTemplate;
+    this.resolution = new XdsResolution({
+      watcher: client,
+      types: RESOURCE_TYPES,
+      authority: name,
+      listenerName: template.replace('%s', name),
+      dns: nodeDnsResolver,
+      channelId: this.channelId,
+      random: Math.random,
+      defer: (fn) => process.nextTick(fn),
+      onResult: (result) => this.deliver(result),
+    });
+  }
+
+  private deliver(result: XdsResolutionResult): boolean {
+    const serviceConfig: GrpcServiceConfig = {
+      loadBalancingConfig: result.lbConfig as GrpcServiceConfig['loadBalancingConfig'],
+      methodConfig: [],
+    };
+    const attributes: Record<string | symbol, unknown> = {
+      [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: new GrpcConfigSelector(result.router),
+      [XDS_CONFIG_ATTRIBUTE]: result.xdsConfig,
+    };
+    return this.listener(
+      experimental.statusOrFromValue([]),
+      attributes as Record<string, unknown>,
+      experimental.statusOrFromValue(serviceConfig),
+      '',
+    );
+  }
+
+  destroy(): void {
+    this.resolution?.destroy();
+    this.resolution = null;
+    this.lease?.release();
+    this.lease = null;
+  }
+
+  static getDefaultAuthority(target: experimental.GrpcUri): string {
+    return target.path.replace(/^\//, '');
+  }
+}
+
+/** `register({ xds })`: true, or `{ bootstrap }` (otherwise GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG). */
+export type XdsRegisterOption = boolean | { readonly bootstrap?: unknown };
+
+/**
+ * Adds the xDS policies to `registry` (before grpc-js names are registered from it) and makes lbtree's resolver
+ * the `xds:` scheme's, replacing @grpc/grpc-js-xds's if that registered first (grpc-js keeps one per scheme).
+ */
+export function enableXds(registry: Registry, option: XdsRegisterOption | undefined): void {
+  if (!option) return;
+  registerXdsPolicies(registry);
+  configureXdsResolver(option === true ? {} : { bootstrap: option.bootstrap });
+  experimental.registerResolver(XDS_SCHEME, XdsResolver);
+}
