@@ -11,6 +11,7 @@ import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
 import { runStormBench } from './storm.js';
 import { runWeightedRoundRobinBench } from './weighted-round-robin.js';
+import { runXdsClientBench } from './xds-client.js';
 
 const sections: Record<string, () => void | Promise<void>> = {
   'round-robin': runRoundRobinBench,
@@ -19,6 +20,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   'ring-hash': runRingHashBench,
   'regex-rewrite': runRegexRewriteBench,
   storm: runStormBench,
+  'xds-client': runXdsClientBench,
   'weighted-round-robin': runWeightedRoundRobinBench,
   'eds-decode': runEdsDecodeBench,
 };
