@@ -11,6 +11,7 @@ import {
   type LoadBalancingPolicy,
   LoadBalancingPolicySchema,
 } from './gen/envoy/config/cluster/v3/cluster_pb.js';
+import { ClientSideWeightedRoundRobinSchema } from './gen/envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin_pb.js';
 import { LeastRequestSchema } from './gen/envoy/extensions/load_balancing_policies/least_request/v3/least_request_pb.js';
 import { PickFirstSchema } from './gen/envoy/extensions/load_balancing_policies/pick_first/v3/pick_first_pb.js';
 import {
@@ -259,6 +260,33 @@ export const convertLeastRequest: XdsLbPolicyConverter = (c) => {
   return { [LEAST_REQUEST_POLICY]: { choiceCount } };
 };
 
+export const WEIGHTED_ROUND_ROBIN_POLICY = 'weighted_round_robin';
+
+/**
+ * A58 "xDS Integration": envoy.extensions.load_balancing_policies.client_side_weighted_round_robin.v3
+ * .ClientSideWeightedRoundRobin → weighted_round_robin, its fields carried over (durations as proto3 JSON
+ * strings); skipped when the gRPC registry has no weighted_round_robin.
+ */
+export const convertClientSideWeightedRoundRobin: XdsLbPolicyConverter = (c) => {
+  if (c.options.registry.get(WEIGHTED_ROUND_ROBIN_POLICY) === undefined) return null;
+  const m = c.decode(ClientSideWeightedRoundRobinSchema);
+  const config: JsonObject = {};
+  const duration = (d: { seconds: bigint; nanos: number } | undefined): string | undefined =>
+    d === undefined ? undefined : `${d.seconds}.${String(d.nanos).padStart(9, '0')}s`;
+  const fields = {
+    enableOobLoadReport: m.enableOobLoadReport,
+    oobReportingPeriod: duration(m.oobReportingPeriod),
+    blackoutPeriod: duration(m.blackoutPeriod),
+    weightExpirationPeriod: duration(m.weightExpirationPeriod),
+    weightUpdatePeriod: duration(m.weightUpdatePeriod),
+    errorUtilizationPenalty: m.errorUtilizationPenalty,
+  };
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) config[k] = v;
+  const penalty = m.errorUtilizationPenalty;
+  if (penalty !== undefined && penalty < 0) c.fail(`${penalty} is negative`, 'error_utilization_penalty');
+  return { [WEIGHTED_ROUND_ROBIN_POLICY]: config };
+};
+
 /** A62: envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst → pick_first. */
 export const convertPickFirst: XdsLbPolicyConverter = (c) => {
   const m = c.decode(PickFirstSchema);
@@ -292,6 +320,7 @@ export function defaultXdsLbPolicyRegistry(): XdsLbPolicyRegistry {
     r.register(RoundRobinSchema.typeName, convertRoundRobin);
     r.register(WrrLocalitySchema.typeName, convertWrrLocality);
     r.register(LeastRequestSchema.typeName, convertLeastRequest);
+    r.register(ClientSideWeightedRoundRobinSchema.typeName, convertClientSideWeightedRoundRobin);
     r.register(PickFirstSchema.typeName, convertPickFirst);
     r.register(XdsTypedStructSchema.typeName, typedStructConverter(XdsTypedStructSchema));
     r.register(UdpaTypedStructSchema.typeName, typedStructConverter(UdpaTypedStructSchema));

@@ -366,3 +366,44 @@ describe('A52 "xDS LB Policy Registry": choosing among entries', () => {
     );
   });
 });
+
+describe('ClientSideWeightedRoundRobin (A58 "xDS Integration")', () => {
+  const CSWRR =
+    'type.googleapis.com/envoy.extensions.load_balancing_policies.client_side_weighted_round_robin.v3.ClientSideWeightedRoundRobin';
+
+  test('A58: ClientSideWeightedRoundRobin → weighted_round_robin with its fields, and the config parses', () => {
+    const converted = convert(
+      lbp({
+        '@type': CSWRR,
+        blackoutPeriod: '5s',
+        weightUpdatePeriod: '0.250s',
+        enableOobLoadReport: false,
+        errorUtilizationPenalty: 1.5,
+      }),
+    );
+    assert.deepEqual(converted, [
+      {
+        weighted_round_robin: {
+          enableOobLoadReport: false,
+          blackoutPeriod: '5.000000000s',
+          weightUpdatePeriod: '0.250000000s',
+          errorUtilizationPenalty: 1.5,
+        },
+      },
+    ]);
+    const parsed = registerAllPolicies(new Registry()).parseLbConfigList(converted);
+    assert.equal(parsed.factory.name, 'weighted_round_robin');
+    assert.equal((parsed.config as { blackoutPeriodMs: number }).blackoutPeriodMs, 5000);
+  });
+
+  test('A58: a negative error_utilization_penalty is NACKed; without the policy registered the entry is skipped', () => {
+    nacks(
+      () => convert(lbp({ '@type': CSWRR, errorUtilizationPenalty: -1 })),
+      `${FIRST} (ClientSideWeightedRoundRobin).error_utilization_penalty`,
+      /negative/,
+    );
+    const registry = new Registry();
+    registry.register(roundRobinFactory);
+    assert.deepEqual(convert(lbp({ '@type': CSWRR }, roundRobin()), { registry }), [{ round_robin: {} }]);
+  });
+});

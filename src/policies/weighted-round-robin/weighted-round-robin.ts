@@ -108,7 +108,9 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     this.cancelTick?.();
     const tick = () => {
       this.cancelTick = this.helper.clock.setTimer(this.config.weightUpdatePeriodMs, tick);
+      // The periodic rebuild always runs: the rate limit is for READY-set changes in between.
       this.built = null;
+      this.builtAt = Number.NEGATIVE_INFINITY;
       this.refreshPicker();
     };
     this.cancelTick = this.helper.clock.setTimer(this.config.weightUpdatePeriodMs, tick);
