@@ -14,8 +14,8 @@ import {
   type ClusterLoadAssignment,
   ClusterLoadAssignmentSchema,
 } from './gen/envoy/config/endpoint/v3/endpoint_pb.js';
-import { FractionalPercent_DenominatorType } from './gen/envoy/type/v3/percent_pb.js';
 import { decodeOrNack } from './proto/decode.js';
+import { perMillion } from './resources/validation.js';
 
 export interface XdsLocalityName {
   readonly region: string;
@@ -238,24 +238,14 @@ function parseAddress(a: AddressMessage | undefined, at: string): Address {
   return { host: socket.address, port: port.value };
 }
 
-const PER_MILLION: Record<number, number> = {
-  [FractionalPercent_DenominatorType.HUNDRED]: 10_000,
-  [FractionalPercent_DenominatorType.TEN_THOUSAND]: 100,
-  [FractionalPercent_DenominatorType.MILLION]: 1,
-};
-
-/** policy.drop_overloads, as parts per million (capped at 100%); applied by a later xds_cluster_impl. */
+/** policy.drop_overloads, as parts per million (capped at 100%); applied by xds_cluster_impl. */
 function parseDrops(cla: ClusterLoadAssignment): XdsDropCategory[] {
   const drops = cla.policy?.dropOverloads ?? [];
-  return drops.map((d, i) => {
-    const percent = d.dropPercentage;
-    const factor = percent === undefined ? 0 : PER_MILLION[percent.denominator];
-    if (factor === undefined) {
-      throw new XdsResourceError(
-        `policy.drop_overloads[${i}].drop_percentage.denominator`,
-        `unknown value ${percent!.denominator}`,
-      );
-    }
-    return { category: d.category, perMillion: Math.min(1_000_000, (percent?.numerator ?? 0) * factor) };
-  });
+  return drops.map((d, i) => ({
+    category: d.category,
+    perMillion:
+      d.dropPercentage === undefined
+        ? 0
+        : perMillion(d.dropPercentage, `policy.drop_overloads[${i}].drop_percentage`),
+  }));
 }

@@ -4,8 +4,7 @@
 
 import type { Any } from '@bufbuild/protobuf/wkt';
 import type { XdsResourceType } from '../client/resource-type.js';
-import { clusterLbPolicyConfig, decodeCluster } from '../cluster.js';
-import type { ResolvedXdsOptions } from '../features.js';
+import { clusterLbPolicyConfig } from '../cluster.js';
 import {
   type Cluster,
   Cluster_DiscoveryType,
@@ -14,10 +13,11 @@ import {
 import { RoutingPriority } from '../gen/envoy/config/core/v3/base_pb.js';
 import { ClusterConfigSchema } from '../gen/envoy/extensions/clusters/aggregate/v3/cluster_pb.js';
 import type { LbConfigList } from '../lb-policy-registry.js';
+import { decodeOrNack } from '../proto/decode.js';
 import { isAdsOrSelf } from './config-source.js';
 import { parseOutlierDetection } from './outlier-detection.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS, type XdsCluster, type XdsClusterDiscovery } from './types.js';
-import { anyTypeName, decodeAs, decodeResource, fail } from './validation.js';
+import { anyTypeName, decodeResource, fail } from './validation.js';
 
 const AGGREGATE_CLUSTER_TYPE = ClusterConfigSchema.typeName;
 
@@ -94,7 +94,7 @@ function aggregate(config: Any | undefined): XdsClusterDiscovery {
   if (typeName !== AGGREGATE_CLUSTER_TYPE) {
     fail(`${at}.type_url`, `unsupported cluster type ${typeName} (expected ${AGGREGATE_CLUSTER_TYPE})`);
   }
-  const clusters = decodeAs(ClusterConfigSchema, config.value, at).clusters;
+  const clusters = decodeOrNack(ClusterConfigSchema, config.value, at).clusters;
   if (clusters.length === 0) fail(`${at}.clusters`, 'must not be empty');
   return { kind: 'aggregate', clusters };
 }
@@ -106,19 +106,15 @@ function maxRequests(c: Cluster): number {
   return def?.maxRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS;
 }
 
-/** The cluster's LB policy through the existing A52 converter (src/xds/cluster.ts) — a NACK reason on failure. */
-function lbPolicyOf(bytes: Uint8Array, options: ResolvedXdsOptions): LbConfigList {
-  return clusterLbPolicyConfig(decodeCluster(bytes), options);
-}
-
 /** CDS (A27): a Cluster missing from a state-of-the-world response has been deleted. */
 export const clusterResourceType: XdsResourceType<XdsCluster> = {
   typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
   allResourcesRequiredInSotW: true,
   decode: (bytes, context) =>
     decodeResource(
-      () => decodeAs(ClusterSchema, bytes),
+      () => decodeOrNack(ClusterSchema, bytes),
       (c) => c.name,
-      (c) => parseClusterResource(c, lbPolicyOf(bytes, context.options)),
+      // The LB policy through the existing A52 converter (src/xds/cluster.ts).
+      (c) => parseClusterResource(c, clusterLbPolicyConfig(c, context.options)),
     ),
 };

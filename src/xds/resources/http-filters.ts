@@ -7,8 +7,9 @@ import { RouterSchema } from '../gen/envoy/extensions/filters/http/router/v3/rou
 import type { HttpFilter } from '../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { TypedStructSchema as UdpaTypedStructSchema } from '../gen/udpa/type/v1/typed_struct_pb.js';
 import { TypedStructSchema } from '../gen/xds/type/v3/typed_struct_pb.js';
+import { decodeOrNack } from '../proto/decode.js';
 import type { XdsHttpFilter } from './types.js';
-import { anyTypeName, decodeAs, fail } from './validation.js';
+import { anyTypeName, fail } from './validation.js';
 
 /** What the client knows about one HTTP filter type. */
 interface HttpFilterType {
@@ -27,7 +28,7 @@ const CLIENT_FILTERS: ReadonlyMap<string, HttpFilterType> = new Map([
       terminal: true,
       // The Router's fields are all ignored by gRPC, but its bytes must decode (a TypedStruct is taken as is).
       validate: (config: Any, at: string) => {
-        if (anyTypeName(config, at) === ROUTER_FILTER_TYPE) decodeAs(RouterSchema, config.value, at);
+        if (anyTypeName(config, at) === ROUTER_FILTER_TYPE) decodeOrNack(RouterSchema, config.value, at);
       },
     },
   ],
@@ -40,7 +41,7 @@ function filterTypeName(config: Any, at: string): string {
   const name = anyTypeName(config, at);
   if (!TYPED_STRUCTS.has(name)) return name;
   const schema = name === TypedStructSchema.typeName ? TypedStructSchema : UdpaTypedStructSchema;
-  const struct = decodeAs(schema, config.value, at);
+  const struct = decodeOrNack(schema, config.value, at);
   const inner = struct.typeUrl.slice(struct.typeUrl.lastIndexOf('/') + 1);
   if (inner === '')
     fail(`${at}.type_url`, `invalid type URL ${JSON.stringify(struct.typeUrl)} in the TypedStruct`);

@@ -9,11 +9,12 @@ import {
   type HttpConnectionManager,
   HttpConnectionManagerSchema,
 } from '../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import { decodeOrNack } from '../proto/decode.js';
 import { isAdsOrSelf } from './config-source.js';
 import { parseHttpFilters } from './http-filters.js';
 import { parseRouteConfiguration } from './route-configuration.js';
 import type { XdsListener, XdsRouteSource } from './types.js';
-import { anyTypeName, decodeAs, decodeResource, fail, optionalDurationMs } from './validation.js';
+import { anyTypeName, decodeResource, fail, optionalDurationMs } from './validation.js';
 
 const HCM_AT = 'api_listener.api_listener';
 
@@ -25,7 +26,7 @@ export function parseListener(l: Listener): XdsListener {
   if (typeName !== HttpConnectionManagerSchema.typeName) {
     fail(HCM_AT, `expected ${HttpConnectionManagerSchema.typeName}, got ${typeName}`);
   }
-  const hcm = decodeAs(HttpConnectionManagerSchema, any.value, HCM_AT);
+  const hcm = decodeOrNack(HttpConnectionManagerSchema, any.value, HCM_AT);
   return {
     name: l.name,
     routeSource: routeSource(hcm),
@@ -63,7 +64,7 @@ export const listenerResourceType: XdsResourceType<XdsListener> = {
   allResourcesRequiredInSotW: true,
   decode: (bytes) =>
     decodeResource(
-      () => decodeAs(ListenerSchema, bytes),
+      () => decodeOrNack(ListenerSchema, bytes),
       (l) => l.name,
       parseListener,
     ),

@@ -11,6 +11,7 @@ import type {
   WeightedCluster,
 } from '../gen/envoy/config/route/v3/route_components_pb.js';
 import { type RouteConfiguration, RouteConfigurationSchema } from '../gen/envoy/config/route/v3/route_pb.js';
+import { decodeOrNack } from '../proto/decode.js';
 import { parseHashPolicies } from './hash-policies.js';
 import { parseRouteMatch, snake } from './route-match.js';
 import type {
@@ -22,7 +23,7 @@ import type {
   XdsVirtualHost,
   XdsWeightedCluster,
 } from './types.js';
-import { decodeAs, decodeResource, fail, optionalDurationMs } from './validation.js';
+import { decodeResource, fail, optionalDurationMs } from './validation.js';
 
 const MAX_UINT32 = 0xffff_ffff;
 
@@ -144,7 +145,7 @@ export const routeConfigurationResourceType: XdsResourceType<XdsRouteConfigurati
   allResourcesRequiredInSotW: false,
   decode: (bytes) =>
     decodeResource(
-      () => decodeAs(RouteConfigurationSchema, bytes),
+      () => decodeOrNack(RouteConfigurationSchema, bytes),
       (rc) => rc.name,
       (rc) => parseRouteConfiguration(rc),
     ),

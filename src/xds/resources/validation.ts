@@ -1,8 +1,7 @@
 // Shared pieces of resource validation: failing with a field path (the NACK reason), protobuf Durations and
-// FractionalPercents as gRPC reads them, RE2 compilation, unwrapping an Any, and the decode wrapper every
-// resource type uses.
+// FractionalPercents as gRPC reads them, RE2 compilation, an Any's type name, and the decode wrapper every
+// resource type uses (bytes are decoded by src/xds/proto/decode.ts's decodeOrNack).
 
-import { type DescMessage, fromBinary, type MessageShape } from '@bufbuild/protobuf';
 import type { Any, Duration } from '@bufbuild/protobuf/wkt';
 import { RE2JS, RE2JSException } from 're2js';
 import type { XdsDecodeResult } from '../client/resource-type.js';
@@ -70,19 +69,6 @@ export function anyTypeName(any: Any, field: string): string {
   const name = any.typeUrl.slice(any.typeUrl.lastIndexOf('/') + 1);
   if (name === '') fail(`${field}.type_url`, `invalid type URL ${JSON.stringify(any.typeUrl)}`);
   return name;
-}
-
-/** Decodes bytes as `schema`; malformed bytes are a NACK at `field` (or for the whole resource). */
-export function decodeAs<Desc extends DescMessage>(
-  schema: Desc,
-  bytes: Uint8Array,
-  field = '',
-): MessageShape<Desc> {
-  try {
-    return fromBinary(schema, bytes);
-  } catch (e) {
-    return fail(field, `can't decode ${schema.typeName}: ${(e as Error).message}`);
-  }
 }
 
 /**
