@@ -36,6 +36,8 @@ export interface GrpcJsRoundRobinHarness {
   readonly state: string;
   /** Number of fake subchannels created so far. */
   readonly subchannelsCreated: number;
+  /** The policy instance itself (grpc-js's own object), for sections that time one of its methods. */
+  readonly policy: unknown;
   destroy(): void;
 }
 
@@ -221,6 +223,10 @@ export function createGrpcJsPolicyHarness(lbConfig: Record<string, unknown>): Gr
     },
     get subchannelsCreated() {
       return pool.size;
+    },
+    get policy() {
+      // ChildLoadBalancerHandler keeps the policy it created here (not part of grpc-js's typed API).
+      return (lb as unknown as { currentChild: unknown }).currentChild;
     },
     destroy() {
       if (destroyed) return;

@@ -8,6 +8,7 @@ import { runPriorityBench } from './priority.js';
 import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
 import { runStormBench } from './storm.js';
+import { runWeightedRoundRobinBench } from './weighted-round-robin.js';
 
 const sections: Record<string, () => void | Promise<void>> = {
   'round-robin': runRoundRobinBench,
@@ -15,6 +16,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   priority: runPriorityBench,
   'ring-hash': runRingHashBench,
   storm: runStormBench,
+  'weighted-round-robin': runWeightedRoundRobinBench,
 };
 
 const filter = process.argv.slice(2);

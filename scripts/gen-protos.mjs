@@ -43,6 +43,9 @@ export const WANTED = [
   'envoy/extensions/load_balancing_policies/least_request/v3/least_request.proto',
   'envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality.proto',
   'envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin.proto',
+  // not supported by gRPC, but what control planes send beside the others: known so they can be skipped
+  'envoy/extensions/load_balancing_policies/maglev/v3/maglev.proto',
+  'envoy/extensions/load_balancing_policies/random/v3/random.proto',
   // TypedStruct (both), rpc.Status
   'xds/type/v3/typed_struct.proto',
   'udpa/type/v1/typed_struct.proto',

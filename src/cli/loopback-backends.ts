@@ -3,6 +3,8 @@
 // demo) sees where each RPC went.
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
+import type { BackendMetricReport } from '../core/index.js';
+import { backendMetricsTrailer } from '../grpc-js/backend-metrics.js';
 
 const passThrough = (b: Buffer) => b;
 export const WHOAMI_SERVICE: grpc.ServiceDefinition = {
@@ -23,6 +25,8 @@ export type BackendClientType = InstanceType<typeof BackendClient>;
 /** One real grpc-js server. `stop()` kills it (open connections too); `start()` brings it back on its port. */
 export class Backend {
   served = 0;
+  /** When set, every reply carries this per-call ORCA load report (A51) in its trailers. */
+  backendMetrics: Partial<BackendMetricReport> | null = null;
   /** When above 0, every `failEvery`-th call fails with INTERNAL (a backend erroring, for outlier detection). */
   failEvery = 0;
   failed = 0;
@@ -53,7 +57,8 @@ export class Backend {
           return;
         }
         this.served++;
-        callback(null, Buffer.from(this.name));
+        const trailers = this.backendMetrics ? backendMetricsTrailer(this.backendMetrics) : undefined;
+        callback(null, Buffer.from(this.name), trailers);
       },
     });
     const bind = this.host.includes(':') ? `[${this.host}]:${this.port}` : `${this.host}:${this.port}`;

@@ -1,5 +1,6 @@
 export * from './address.js';
 export * from './attributes.js';
+export * from './backend-metrics.js';
 export * from './channel-args.js';
 export * from './child-helper.js';
 export * from './clock.js';

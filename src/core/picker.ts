@@ -1,3 +1,4 @@
+import type { CallEndedHook } from './backend-metrics.js';
 import type { Status } from './status.js';
 import type { Subchannel } from './subchannel.js';
 
@@ -26,7 +27,8 @@ export interface CompletePick {
   readonly type: 'complete';
   readonly subchannel: Subchannel;
   readonly onCallStarted?: () => void;
-  readonly onCallEnded?: (status: Status) => void;
+  /** Hears how the call ended; `details` carries the backend metrics the call's trailers reported. */
+  readonly onCallEnded?: CallEndedHook;
 }
 export interface QueuePick {
   readonly type: 'queue';

@@ -1,6 +1,7 @@
 import { experimental, type status as GrpcStatus, Metadata } from '@grpc/grpc-js';
 import {
   type CallAttributes,
+  type CallEndedHook,
   Code,
   type DropPick,
   type FailPick,
@@ -9,6 +10,7 @@ import {
   type PickResult,
   type Status,
 } from '../core/index.js';
+import { TrailerCallEndDetails } from './backend-metrics.js';
 import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
 
 /** `extraPickInfo` key a config selector uses to hand the request hash down (a decimal string). */
@@ -109,7 +111,7 @@ function failure(failWaitForReady: boolean, status: Status): experimental.PickRe
 function withHooks(
   handle: GrpcSubchannelHandle,
   onCallStarted: (() => void) | undefined,
-  onCallEnded: ((status: Status) => void) | undefined,
+  onCallEnded: CallEndedHook | undefined,
 ): experimental.PickResult {
   return {
     pickResultType: experimental.PickResultType.COMPLETE,
@@ -117,7 +119,8 @@ function withHooks(
     status: null,
     onCallStarted: onCallStarted ?? null,
     onCallEnded: onCallEnded
-      ? (code: GrpcStatus, details: string) => onCallEnded({ code: code as number, details })
+      ? (code: GrpcStatus, details: string, trailers: Metadata) =>
+          onCallEnded({ code: code as number, details }, new TrailerCallEndDetails(trailers))
       : null,
   };
 }

@@ -1,12 +1,12 @@
 import { experimental } from '@grpc/grpc-js';
 import type { Registry } from '../core/index.js';
-import { defaultRegistry, PICK_FIRST, ROUND_ROBIN } from '../policies/index.js';
+import { defaultRegistry, PICK_FIRST, ROUND_ROBIN, WEIGHTED_ROUND_ROBIN } from '../policies/index.js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
 import { grpcPolicyClasses } from './policy-adapter.js';
 
 /** Policies grpc-js ships itself: lbtree takes their names only when asked to. */
-const GRPC_JS_BUILTINS: ReadonlySet<string> = new Set([PICK_FIRST, ROUND_ROBIN]);
-/** Prefix of the names (aliases in lbtree's registry) under which lbtree's pick_first / round_robin are always available. */
+const GRPC_JS_BUILTINS: ReadonlySet<string> = new Set([PICK_FIRST, ROUND_ROBIN, WEIGHTED_ROUND_ROBIN]);
+/** Prefix of the names (aliases in lbtree's registry) under which lbtree's pick_first / round_robin / weighted_round_robin are always available. */
 export const LBTREE_PREFIX = 'lbtree_';
 
 export interface RegisterOptions {

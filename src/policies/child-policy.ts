@@ -54,6 +54,7 @@ export class ChildPolicy {
         },
       });
       this.policy = parsed.factory.create(helper, this.registry);
+      this.helper.trace(() => `child policy ${parsed.factory.name} created`);
     }
     const accepted = this.policy!.update({ endpoints, config: parsed.config, attributes, resolutionNote });
     previous?.destroy();

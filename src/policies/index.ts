@@ -5,6 +5,7 @@ import { pickFirstFactory } from './pick-first/index.js';
 import { priorityFactory } from './priority/index.js';
 import { ringHashFactory } from './ring-hash/index.js';
 import { roundRobinFactory } from './round-robin.js';
+import { weightedRoundRobinFactory } from './weighted-round-robin/index.js';
 import { weightedTargetFactory } from './weighted-target/index.js';
 import { wrrLocalityFactory } from './wrr-locality.js';
 
@@ -19,6 +20,7 @@ export * from './priority/index.js';
 export * from './ring-hash/index.js';
 export * from './round-robin.js';
 export * from './snapshot-array.js';
+export * from './weighted-round-robin/index.js';
 export * from './weighted-target/index.js';
 export * from './wrr-locality.js';
 
@@ -32,6 +34,7 @@ export const ALL_POLICIES = [
   leastRequestFactory,
   wrrLocalityFactory,
   outlierDetectionFactory,
+  weightedRoundRobinFactory,
 ] as const;
 
 /**
@@ -43,6 +46,7 @@ export const ALL_POLICIES = [
 export const POLICY_ALIASES: Readonly<Record<string, readonly string[]>> = {
   [pickFirstFactory.name]: ['lbtree_pick_first'],
   [roundRobinFactory.name]: ['lbtree_round_robin'],
+  [weightedRoundRobinFactory.name]: ['lbtree_weighted_round_robin'],
   [priorityFactory.name]: ['priority'],
   [weightedTargetFactory.name]: ['weighted_target'],
   [ringHashFactory.name]: ['ring_hash'],

@@ -54,6 +54,16 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
   /** Takes the config of an accepted update, just before the picker is rebuilt. */
   protected applyConfig(_config: Config): void {}
 
+  /** A child that was not READY is now (a new connection): weighted_round_robin restarts its blackout. */
+  protected childBecameReady(_child: EndpointChild): void {}
+
+  /** Reports a fresh READY picker over the same READY set (weighted_round_robin's periodic weight update). */
+  protected refreshPicker(): void {
+    if (this.reported === READY && this.ready.length > 0) {
+      this.report(READY, OK_STATUS, this.readyPicker(this.ready.snapshot()));
+    }
+  }
+
   update(update: LbUpdate<Config>): boolean {
     const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
     if (!update.endpoints.ok) {
@@ -135,6 +145,7 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
       if (child.state === READY) this.ready.set(child.slot, this.entryFor(child));
       else this.removeReady(child);
     } else if (child.state === READY) {
+      this.childBecameReady(child);
       this.addReady(child);
     }
     if (child.state === TRANSIENT_FAILURE) {

@@ -2,6 +2,7 @@
 // endpoints), as bytes or as proto3 JSON, so a whole xDS cluster runs in the simulator or on a grpc-js channel
 // before the ADS client exists.
 
+import { toBinary } from '@bufbuild/protobuf';
 import type { Endpoint } from '../core/index.js';
 import { type ClusterOptions, decodeCluster, parseCluster, type XdsClusterResource } from './cluster.js';
 import {
@@ -10,6 +11,15 @@ import {
   type XdsEndpointResource,
 } from './endpoints.js';
 import { XdsResourceError } from './errors.js';
+import {
+  type Cluster,
+  ClusterSchema,
+  LoadBalancingPolicySchema,
+} from './gen/envoy/config/cluster/v3/cluster_pb.js';
+import {
+  type ClusterLoadAssignment,
+  ClusterLoadAssignmentSchema,
+} from './gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import type { LbConfigList } from './lb-policy-registry.js';
 import {
   type PlainXdsEndpoint,
@@ -17,8 +27,7 @@ import {
   type PriorityTreeOptions,
   toPlainEndpoints,
 } from './priority-tree.js';
-import { encodeMessage, type JsonReadOptions, messageFromJson, ProtoJsonError } from './proto/codec.js';
-import { Cluster, ClusterLoadAssignment, LoadBalancingPolicy } from './proto/messages.js';
+import { type JsonReadOptions, messageFromJson } from './proto/json.js';
 
 export interface ClusterTreeOptions extends ClusterOptions, PriorityTreeOptions {
   /** Prefix of the priority child names (`priority-0-` gives `priority-0-0`, `priority-0-1`, …). */
@@ -63,11 +72,19 @@ export class XdsClusterTreeGenerator {
 
   /** From encoded resources, with endpoints in lbtree's Endpoint form. */
   updateEndpoints(clusterBytes: Uint8Array, assignmentBytes: Uint8Array): EndpointClusterTree {
-    const cluster = withResource('Cluster', () => parseCluster(decodeCluster(clusterBytes), this.options));
-    const assignment = withResource('ClusterLoadAssignment', () =>
-      parseClusterLoadAssignment(decodeClusterLoadAssignment(assignmentBytes), this.options),
+    return this.updateMessages(
+      withResource('Cluster', () => decodeCluster(clusterBytes)),
+      withResource('ClusterLoadAssignment', () => decodeClusterLoadAssignment(assignmentBytes)),
     );
-    return withResource('ClusterLoadAssignment', () => this.build(cluster, assignment));
+  }
+
+  /** From decoded resources (the generated messages), with endpoints in lbtree's Endpoint form. */
+  updateMessages(cluster: Cluster, assignment: ClusterLoadAssignment): EndpointClusterTree {
+    const validCluster = withResource('Cluster', () => parseCluster(cluster, this.options));
+    const validAssignment = withResource('ClusterLoadAssignment', () =>
+      parseClusterLoadAssignment(assignment, this.options),
+    );
+    return withResource('ClusterLoadAssignment', () => this.build(validCluster, validAssignment));
   }
 
   /** From encoded resources, with endpoints in the simulator's plain form. */
@@ -81,7 +98,12 @@ export class XdsClusterTreeGenerator {
     assignmentJson: unknown,
     json: JsonReadOptions = {},
   ): PlainClusterTree {
-    return this.update(encodeCluster(clusterJson, json), encodeClusterLoadAssignment(assignmentJson, json));
+    return plain(
+      this.updateMessages(
+        messageFromJson(ClusterSchema, clusterJson, json),
+        messageFromJson(ClusterLoadAssignmentSchema, assignmentJson, json),
+      ),
+    );
   }
 }
 
@@ -126,28 +148,17 @@ export function clusterToTreeFromJson(
   return new XdsClusterTreeGenerator(options).updateFromJson(clusterJson, assignmentJson, options);
 }
 
-function encodeJson(type: typeof Cluster, json: unknown, options: JsonReadOptions): Uint8Array {
-  try {
-    return encodeMessage(type, messageFromJson(type, json, '$', options));
-  } catch (e) {
-    if (e instanceof ProtoJsonError) {
-      throw new ProtoJsonError(e.path, `${e.problem} (reading ${type.fullName} JSON)`);
-    }
-    throw e;
-  }
-}
-
 /** Encodes an `envoy.config.cluster.v3.Cluster` from its proto3 JSON form. Throws a ProtoJsonError naming the path. */
 export function encodeCluster(json: unknown, options: JsonReadOptions = {}): Uint8Array {
-  return encodeJson(Cluster, json, options);
+  return toBinary(ClusterSchema, messageFromJson(ClusterSchema, json, options));
 }
 
 /** Encodes an `envoy.config.endpoint.v3.ClusterLoadAssignment` from its proto3 JSON form. */
 export function encodeClusterLoadAssignment(json: unknown, options: JsonReadOptions = {}): Uint8Array {
-  return encodeJson(ClusterLoadAssignment, json, options);
+  return toBinary(ClusterLoadAssignmentSchema, messageFromJson(ClusterLoadAssignmentSchema, json, options));
 }
 
 /** Encodes an `envoy.config.cluster.v3.LoadBalancingPolicy` from its proto3 JSON form. */
 export function encodeLoadBalancingPolicy(json: unknown, options: JsonReadOptions = {}): Uint8Array {
-  return encodeJson(LoadBalancingPolicy, json, options);
+  return toBinary(LoadBalancingPolicySchema, messageFromJson(LoadBalancingPolicySchema, json, options));
 }

@@ -5,6 +5,17 @@
 import { XdsResourceError } from './errors.js';
 import { type ResolvedXdsOptions, resolveXdsOptions, type XdsOptions } from './features.js';
 import {
+  type Cluster,
+  Cluster_DiscoveryType,
+  Cluster_DiscoveryTypeSchema,
+  Cluster_LbPolicy,
+  Cluster_LbPolicySchema,
+  Cluster_RingHashLbConfig_HashFunction,
+  Cluster_RingHashLbConfig_HashFunctionSchema,
+  ClusterSchema,
+} from './gen/envoy/config/cluster/v3/cluster_pb.js';
+import type { ConfigSource } from './gen/envoy/config/core/v3/config_source_pb.js';
+import {
   defaultXdsLbPolicyRegistry,
   type LbConfigEntry,
   type LbConfigList,
@@ -14,15 +25,7 @@ import {
   XDS_DEFAULT_CHOICE_COUNT,
   type XdsLbPolicyRegistry,
 } from './lb-policy-registry.js';
-import { decodeMessage } from './proto/codec.js';
-import {
-  Cluster,
-  type ClusterMessage,
-  type ConfigSourceMessage,
-  DiscoveryType,
-  LbPolicy,
-  LegacyRingHashFunction,
-} from './proto/messages.js';
+import { decodeOrNack, enumName } from './proto/decode.js';
 
 export interface ClusterOptions extends XdsOptions {
   /** The A52 converters; default `defaultXdsLbPolicyRegistry()`. */
@@ -30,12 +33,8 @@ export interface ClusterOptions extends XdsOptions {
 }
 
 /** Decodes an encoded Cluster (a NACK reason on malformed bytes). */
-export function decodeCluster(bytes: Uint8Array): ClusterMessage {
-  try {
-    return decodeMessage<ClusterMessage>(Cluster, bytes);
-  } catch (e) {
-    throw new XdsResourceError('', `can't decode ${Cluster.fullName}: ${(e as Error).message}`);
-  }
+export function decodeCluster(bytes: Uint8Array): Cluster {
+  return decodeOrNack(ClusterSchema, bytes);
 }
 
 /**
@@ -44,31 +43,35 @@ export function decodeCluster(bytes: Uint8Array): ClusterMessage {
  * ROUND_ROBIN → xds_wrr_locality_experimental over round_robin; RING_HASH → ring_hash_experimental from
  * ring_hash_lb_config; LEAST_REQUEST → xds_wrr_locality_experimental over least_request_experimental.
  */
-export function clusterLbPolicyConfig(cluster: ClusterMessage, options: ClusterOptions = {}): LbConfigList {
+export function clusterLbPolicyConfig(cluster: Cluster, options: ClusterOptions = {}): LbConfigList {
   const resolved = resolveXdsOptions(options);
   if (resolved.customLbConfig && cluster.loadBalancingPolicy !== undefined) {
     const converters = options.lbPolicyRegistry ?? defaultXdsLbPolicyRegistry();
     return converters.convert(cluster.loadBalancingPolicy, resolved, 'load_balancing_policy');
   }
   const entry = legacyLbConfig(cluster, resolved);
-  validateEntry(entry, resolved.registry, `lb_policy (${LbPolicy.nameOf(cluster.lbPolicy)})`);
+  validateEntry(
+    entry,
+    resolved.registry,
+    `lb_policy (${enumName(Cluster_LbPolicySchema, cluster.lbPolicy)})`,
+  );
   return [entry];
 }
 
-function legacyLbConfig(cluster: ClusterMessage, options: ResolvedXdsOptions): LbConfigEntry {
+function legacyLbConfig(cluster: Cluster, options: ResolvedXdsOptions): LbConfigEntry {
   switch (cluster.lbPolicy) {
-    case LbPolicy.values.ROUND_ROBIN:
+    case Cluster_LbPolicy.ROUND_ROBIN:
       return { xds_wrr_locality_experimental: { childPolicy: [{ round_robin: {} }] } };
-    case LbPolicy.values.RING_HASH: {
+    case Cluster_LbPolicy.RING_HASH: {
       if (!options.ringHash) {
         throw new XdsResourceError(
           'lb_policy',
           'RING_HASH is disabled (GRPC_XDS_EXPERIMENTAL_ENABLE_RING_HASH=false)',
         );
       }
-      const config = cluster.ringHashLbConfig;
-      if (config && config.hashFunction !== LegacyRingHashFunction.values.XX_HASH) {
-        const name = LegacyRingHashFunction.nameOf(config.hashFunction) ?? String(config.hashFunction);
+      const config = cluster.lbConfig.case === 'ringHashLbConfig' ? cluster.lbConfig.value : undefined;
+      if (config && config.hashFunction !== Cluster_RingHashLbConfig_HashFunction.XX_HASH) {
+        const name = enumName(Cluster_RingHashLbConfig_HashFunctionSchema, config.hashFunction);
         throw new XdsResourceError(
           'ring_hash_lb_config.hash_function',
           `unsupported value ${name} (gRPC supports only XX_HASH)`,
@@ -79,8 +82,9 @@ function legacyLbConfig(cluster: ClusterMessage, options: ResolvedXdsOptions): L
       });
       return { ring_hash_experimental: sizes };
     }
-    case LbPolicy.values.LEAST_REQUEST: {
-      const choiceCount = cluster.leastRequestLbConfig?.choiceCount ?? XDS_DEFAULT_CHOICE_COUNT;
+    case Cluster_LbPolicy.LEAST_REQUEST: {
+      const config = cluster.lbConfig.case === 'leastRequestLbConfig' ? cluster.lbConfig.value : undefined;
+      const choiceCount = config?.choiceCount ?? XDS_DEFAULT_CHOICE_COUNT;
       if (choiceCount < 2) {
         throw new XdsResourceError('least_request_lb_config.choice_count', `${choiceCount} is less than 2`);
       }
@@ -89,7 +93,7 @@ function legacyLbConfig(cluster: ClusterMessage, options: ResolvedXdsOptions): L
       };
     }
     default: {
-      const name = LbPolicy.nameOf(cluster.lbPolicy) ?? String(cluster.lbPolicy);
+      const name = enumName(Cluster_LbPolicySchema, cluster.lbPolicy);
       throw new XdsResourceError('lb_policy', `unsupported value ${name}`);
     }
   }
@@ -111,18 +115,17 @@ export interface XdsClusterResource {
  * `eds_cluster_config.eds_config` set to `ads` or `self`, `lrs_server` (if set) `self`, and a valid LB policy.
  * LOGICAL_DNS and aggregate clusters (A37) are not supported yet and are rejected with that reason.
  */
-export function parseCluster(cluster: ClusterMessage, options: ClusterOptions = {}): XdsClusterResource {
-  if (cluster.type === undefined) {
-    if (cluster.clusterType !== undefined) {
-      throw new XdsResourceError(
-        'cluster_type',
-        `custom cluster type "${cluster.clusterType.name}" is not supported (lbtree handles EDS clusters so far)`,
-      );
-    }
+export function parseCluster(cluster: Cluster, options: ClusterOptions = {}): XdsClusterResource {
+  const discovery = cluster.clusterDiscoveryType;
+  if (discovery.case === 'clusterType') {
+    throw new XdsResourceError(
+      'cluster_type',
+      `custom cluster type "${discovery.value.name}" is not supported (lbtree handles EDS clusters so far)`,
+    );
   }
-  const type = cluster.type ?? DiscoveryType.values.STATIC;
-  if (type !== DiscoveryType.values.EDS) {
-    const name = DiscoveryType.nameOf(type) ?? String(type);
+  const type = discovery.case === 'type' ? discovery.value : Cluster_DiscoveryType.STATIC;
+  if (type !== Cluster_DiscoveryType.EDS) {
+    const name = enumName(Cluster_DiscoveryTypeSchema, type);
     throw new XdsResourceError('type', `unsupported value ${name} (lbtree handles EDS clusters so far)`);
   }
   const edsConfig = cluster.edsClusterConfig?.edsConfig;
@@ -131,7 +134,7 @@ export function parseCluster(cluster: ClusterMessage, options: ClusterOptions = 
   if (!isAdsOrSelf(edsConfig)) {
     throw new XdsResourceError('eds_cluster_config.eds_config', 'ConfigSource is not ads or self');
   }
-  if (cluster.lrsServer !== undefined && cluster.lrsServer.self === undefined) {
+  if (cluster.lrsServer !== undefined && cluster.lrsServer.configSourceSpecifier.case !== 'self') {
     throw new XdsResourceError('lrs_server', 'ConfigSource is not self');
   }
   const serviceName = cluster.edsClusterConfig?.serviceName ?? '';
@@ -143,6 +146,7 @@ export function parseCluster(cluster: ClusterMessage, options: ClusterOptions = 
   };
 }
 
-function isAdsOrSelf(source: ConfigSourceMessage): boolean {
-  return source.ads !== undefined || source.self !== undefined;
+function isAdsOrSelf(source: ConfigSource): boolean {
+  const which = source.configSourceSpecifier.case;
+  return which === 'ads' || which === 'self';
 }

@@ -6,16 +6,16 @@ import { isIP } from 'node:net';
 import { type Address, addressKey } from '../core/index.js';
 import { XdsResourceError } from './errors.js';
 import { resolveXdsOptions, type XdsOptions } from './features.js';
-import { decodeMessage } from './proto/codec.js';
+import type { Address as AddressMessage } from './gen/envoy/config/core/v3/address_pb.js';
+import type { Locality } from './gen/envoy/config/core/v3/base_pb.js';
+import { HealthStatus } from './gen/envoy/config/core/v3/health_check_pb.js';
+import type { LbEndpoint } from './gen/envoy/config/endpoint/v3/endpoint_components_pb.js';
 import {
-  type AddressMessage,
-  ClusterLoadAssignment,
-  type ClusterLoadAssignmentMessage,
-  FractionalPercentDenominator,
-  HealthStatus,
-  type LbEndpointMessage,
-  type LocalityMessage,
-} from './proto/messages.js';
+  type ClusterLoadAssignment,
+  ClusterLoadAssignmentSchema,
+} from './gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { FractionalPercent_DenominatorType } from './gen/envoy/type/v3/percent_pb.js';
+import { decodeOrNack } from './proto/decode.js';
 
 export interface XdsLocalityName {
   readonly region: string;
@@ -76,12 +76,8 @@ export interface XdsEndpointResource {
 const MAX_UINT32 = 0xffff_ffff;
 
 /** Decodes an encoded ClusterLoadAssignment (a NACK reason on malformed bytes). */
-export function decodeClusterLoadAssignment(bytes: Uint8Array): ClusterLoadAssignmentMessage {
-  try {
-    return decodeMessage<ClusterLoadAssignmentMessage>(ClusterLoadAssignment, bytes);
-  } catch (e) {
-    throw new XdsResourceError('', `can't decode ${ClusterLoadAssignment.fullName}: ${(e as Error).message}`);
-  }
+export function decodeClusterLoadAssignment(bytes: Uint8Array): ClusterLoadAssignment {
+  return decodeOrNack(ClusterLoadAssignmentSchema, bytes);
 }
 
 /**
@@ -93,7 +89,7 @@ export function decodeClusterLoadAssignment(bytes: Uint8Array): ClusterLoadAssig
  * is "false".
  */
 export function parseClusterLoadAssignment(
-  cla: ClusterLoadAssignmentMessage,
+  cla: ClusterLoadAssignment,
   options: XdsOptions = {},
 ): XdsEndpointResource {
   const { dualstackEndpoints, endpointHashKey } = resolveXdsOptions(options);
@@ -162,27 +158,28 @@ export function parseClusterLoadAssignment(
   };
 }
 
-function localityName(l: LocalityMessage | undefined): XdsLocalityName {
+function localityName(l: Locality | undefined): XdsLocalityName {
   return { region: l?.region ?? '', zone: l?.zone ?? '', subZone: l?.subZone ?? '' };
 }
 
 function parseLbEndpoint(
-  e: LbEndpointMessage,
+  e: LbEndpoint,
   at: string,
   dualstack: boolean,
   hashKeys: boolean,
   seen: Map<string, string>,
 ): XdsEndpoint | null {
   let healthStatus: XdsHealthStatus;
-  if (e.healthStatus === HealthStatus.values.UNKNOWN) healthStatus = 'UNKNOWN';
-  else if (e.healthStatus === HealthStatus.values.HEALTHY) healthStatus = 'HEALTHY';
+  if (e.healthStatus === HealthStatus.UNKNOWN) healthStatus = 'UNKNOWN';
+  else if (e.healthStatus === HealthStatus.HEALTHY) healthStatus = 'HEALTHY';
   else return null; // A27: "the entry will be ignored"
   const weight = e.loadBalancingWeight ?? 1;
   if (weight === 0) throw new XdsResourceError(`${at}.load_balancing_weight`, 'must be greater than 0');
-  if (e.endpoint === undefined) throw new XdsResourceError(`${at}.endpoint`, 'field not present');
-  const addresses: Address[] = [parseAddress(e.endpoint.address, `${at}.endpoint.address`)];
+  const endpoint = e.hostIdentifier.case === 'endpoint' ? e.hostIdentifier.value : undefined;
+  if (endpoint === undefined) throw new XdsResourceError(`${at}.endpoint`, 'field not present');
+  const addresses: Address[] = [parseAddress(endpoint.address, `${at}.endpoint.address`)];
   if (dualstack) {
-    const extra = e.endpoint.additionalAddresses;
+    const extra = endpoint.additionalAddresses;
     for (let k = 0; k < extra.length; k++) {
       addresses.push(parseAddress(extra[k]!.address, `${at}.endpoint.additional_addresses[${k}].address`));
     }
@@ -203,49 +200,52 @@ function parseLbEndpoint(
     const value = lb !== undefined && Object.hasOwn(lb, 'hash_key') ? lb.hash_key : undefined;
     if (typeof value === 'string' && value !== '') hashKey = value;
   }
-  return { addresses, weight, healthStatus, hashKey, hostname: e.endpoint.hostname };
+  return { addresses, weight, healthStatus, hashKey, hostname: endpoint.hostname };
 }
 
 /** A27: `socket_address` with an IPv4 or IPv6 `address` and a `port_value`; A61: the same for additional ones. */
 function parseAddress(a: AddressMessage | undefined, at: string): Address {
   if (a === undefined) throw new XdsResourceError(at, 'field not present');
-  const socket = a.socketAddress;
-  if (socket === undefined) {
+  if (a.address.case !== 'socketAddress') {
     const kind =
-      a.pipe !== undefined ? 'pipe' : a.envoyInternalAddress !== undefined ? 'envoy_internal_address' : '';
+      a.address.case === 'pipe'
+        ? 'pipe'
+        : a.address.case === 'envoyInternalAddress'
+          ? 'envoy_internal_address'
+          : '';
     throw new XdsResourceError(
       `${at}.socket_address`,
       kind === '' ? 'field not present' : `field not present (${kind} addresses are not supported)`,
     );
   }
+  const socket = a.address.value;
   if (isIP(socket.address) === 0) {
     throw new XdsResourceError(
       `${at}.socket_address.address`,
       `${JSON.stringify(socket.address)} is not an IPv4 or IPv6 address`,
     );
   }
-  if (socket.portValue === undefined) {
+  const port = socket.portSpecifier;
+  if (port.case !== 'portValue') {
     throw new XdsResourceError(
       `${at}.socket_address.port_value`,
-      socket.namedPort !== undefined
-        ? 'field not present (named ports are not supported)'
-        : 'field not present',
+      port.case === 'namedPort' ? 'field not present (named ports are not supported)' : 'field not present',
     );
   }
-  if (socket.portValue > 65535) {
-    throw new XdsResourceError(`${at}.socket_address.port_value`, `${socket.portValue} is not a valid port`);
+  if (port.value > 65535) {
+    throw new XdsResourceError(`${at}.socket_address.port_value`, `${port.value} is not a valid port`);
   }
-  return { host: socket.address, port: socket.portValue };
+  return { host: socket.address, port: port.value };
 }
 
 const PER_MILLION: Record<number, number> = {
-  [FractionalPercentDenominator.values.HUNDRED]: 10_000,
-  [FractionalPercentDenominator.values.TEN_THOUSAND]: 100,
-  [FractionalPercentDenominator.values.MILLION]: 1,
+  [FractionalPercent_DenominatorType.HUNDRED]: 10_000,
+  [FractionalPercent_DenominatorType.TEN_THOUSAND]: 100,
+  [FractionalPercent_DenominatorType.MILLION]: 1,
 };
 
 /** policy.drop_overloads, as parts per million (capped at 100%); applied by a later xds_cluster_impl. */
-function parseDrops(cla: ClusterLoadAssignmentMessage): XdsDropCategory[] {
+function parseDrops(cla: ClusterLoadAssignment): XdsDropCategory[] {
   const drops = cla.policy?.dropOverloads ?? [];
   return drops.map((d, i) => {
     const percent = d.dropPercentage;

@@ -13,13 +13,7 @@ import { registerXdsPolicies } from './policies/index.js';
 // A52 custom policies: register a PolicyFactory under a protobuf-style name (`myorg.MyCustomLb`) and a
 // control plane can select it with a TypedStruct whose type_url ends in that name.
 export { defaultRegistry, registerPolicy } from '../policies/default-registry.js';
-export {
-  type ClusterOptions,
-  clusterLbPolicyConfig,
-  decodeCluster,
-  parseCluster,
-  type XdsClusterResource,
-} from './cluster.js';
+export { type ClusterOptions, decodeCluster, parseCluster, type XdsClusterResource } from './cluster.js';
 export {
   type ClusterTreeOptions,
   clusterToTree,
@@ -42,61 +36,26 @@ export {
   type XdsLocality,
   type XdsLocalityName,
 } from './endpoints.js';
-export { XdsResourceError } from './errors.js';
+export { MAX_NACK_REASON_LENGTH, XdsResourceError } from './errors.js';
+export type { XdsOptions } from './features.js';
 export {
-  envFlag,
-  type ResolvedXdsOptions,
-  resolveXdsOptions,
-  XDS_CUSTOM_LB_CONFIG_ENV,
-  XDS_DUALSTACK_ENDPOINTS_ENV,
-  XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV,
-  XDS_RING_HASH_ENV,
-  type XdsOptions,
-} from './features.js';
-export {
-  convertLeastRequest,
-  convertPickFirst,
-  convertRingHash,
-  convertRoundRobin,
-  convertWrrLocality,
-  decodeLoadBalancingPolicy,
   defaultXdsLbPolicyRegistry,
   type LbConfigEntry,
   type LbConfigList,
   MAX_LB_POLICY_DEPTH,
-  typedStructConverter,
-  XDS_DEFAULT_CHOICE_COUNT,
-  XDS_DEFAULT_MIN_RING_SIZE,
-  XDS_MAX_RING_SIZE,
   type XdsLbConversion,
   type XdsLbPolicyConverter,
   XdsLbPolicyRegistry,
 } from './lb-policy-registry.js';
 export {
-  type ClusterTree,
   type PlainXdsEndpoint,
-  PriorityChildNamer,
-  PriorityTreeGenerator,
-  type PriorityTreeOptions,
-  toPlainEndpoints,
   XDS_HEALTH_STATUS,
   XDS_LOCALITY_NAME,
   XDS_PRIORITY,
 } from './priority-tree.js';
-export {
-  decodeMessage,
-  encodeMessage,
-  type JsonObject,
-  type JsonReadOptions,
-  type JsonValue,
-  lookupType,
-  MessageType,
-  messageFromJson,
-  messageToJson,
-  ProtoJsonError,
-} from './proto/codec.js';
-export * as protos from './proto/messages.js';
-export { WireError } from './proto/wire.js';
+export { MAX_PROTO_NESTING } from './proto/decode.js';
+export { type JsonReadOptions, ProtoJsonError } from './proto/json.js';
+export { xdsTypeRegistry } from './proto/type-registry.js';
 
 /**
  * A52 `convertToServiceConfig`: an encoded `envoy.config.cluster.v3.LoadBalancingPolicy` → the LoadBalancingConfig
@@ -119,6 +78,8 @@ export function clusterLbConfig(bytes: Uint8Array, options: ClusterOptions = {})
 
 export * from './client/index.js';
 export * from './policies/index.js';
+// The LDS / RDS / CDS / EDS resource types an XdsClient watches, their validated values, selectVirtualHost.
+export * from './resources/index.js';
 export {
   XDS_CONFIG_ATTRIBUTE,
   type XdsAggregateConfig,

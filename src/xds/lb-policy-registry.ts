@@ -3,33 +3,27 @@
 // WrrLocality endpoint_picking_policy) at most 16 levels deep. Each converted entry is then parsed by the gRPC
 // LB policy registry, so a config that could never run is a NACK naming the xDS field it came from.
 
+import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
 import type { PolicyLookup } from '../core/index.js';
-import { XdsResourceError } from './errors.js';
+import { listWithin, XdsResourceError } from './errors.js';
 import { type ResolvedXdsOptions, resolveXdsOptions, type XdsOptions } from './features.js';
 import {
-  decodeMessage,
-  type JsonObject,
-  type JsonValue,
-  type MessageType,
-  typeNameOfUrl,
-} from './proto/codec.js';
+  type LoadBalancingPolicy,
+  LoadBalancingPolicySchema,
+} from './gen/envoy/config/cluster/v3/cluster_pb.js';
+import { LeastRequestSchema } from './gen/envoy/extensions/load_balancing_policies/least_request/v3/least_request_pb.js';
+import { PickFirstSchema } from './gen/envoy/extensions/load_balancing_policies/pick_first/v3/pick_first_pb.js';
 import {
-  LeastRequest,
-  type LeastRequestMessage,
-  LoadBalancingPolicy,
-  type LoadBalancingPolicyMessage,
-  PickFirst,
-  type PickFirstMessage,
-  RingHash,
-  RingHashFunction,
-  type RingHashMessage,
-  RoundRobin,
-  type TypedStructMessage,
-  UdpaTypedStruct,
-  WrrLocality,
-  type WrrLocalityMessage,
-  XdsTypedStruct,
-} from './proto/messages.js';
+  RingHash_HashFunction,
+  RingHash_HashFunctionSchema,
+  RingHashSchema,
+} from './gen/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_pb.js';
+import { RoundRobinSchema } from './gen/envoy/extensions/load_balancing_policies/round_robin/v3/round_robin_pb.js';
+import { WrrLocalitySchema } from './gen/envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality_pb.js';
+import { TypedStructSchema as UdpaTypedStructSchema } from './gen/udpa/type/v1/typed_struct_pb.js';
+import { TypedStructSchema as XdsTypedStructSchema } from './gen/xds/type/v3/typed_struct_pb.js';
+import { decodeOrNack, enumName } from './proto/decode.js';
+import type { JsonObject, JsonValue } from './proto/json.js';
 
 /** One LoadBalancingConfig entry: `{ "<policy name>": <config> }`. */
 export type LbConfigEntry = { [policyName: string]: JsonValue };
@@ -52,10 +46,10 @@ export interface XdsLbConversion {
   /** The nesting level of the LoadBalancingPolicy this entry is in; the top level is 1. */
   readonly depth: number;
   readonly options: ResolvedXdsOptions;
-  /** Decodes the extension's bytes; malformed bytes are a NACK at this entry. */
-  decode<T>(type: MessageType): T;
+  /** Decodes the extension's bytes as `schema` (a generated message); malformed bytes are a NACK at this entry. */
+  decode<Desc extends DescMessage>(schema: Desc): MessageShape<Desc>;
   /** Converts a nested LoadBalancingPolicy found in `field` of this extension (one level deeper). */
-  convertChild(policy: LoadBalancingPolicyMessage, field: string): LbConfigList;
+  convertChild(policy: LoadBalancingPolicy, field: string): LbConfigList;
   /** Rejects the resource, naming `field` of this extension (or the extension itself when omitted). */
   fail(problem: string, field?: string): never;
 }
@@ -101,7 +95,7 @@ export class XdsLbPolicyRegistry {
    * not parse, or when no entry is supported. `path` names the field the message was found in.
    */
   convert(
-    policy: LoadBalancingPolicyMessage,
+    policy: LoadBalancingPolicy,
     options: XdsOptions | ResolvedXdsOptions = {},
     path = 'load_balancing_policy',
   ): LbConfigList {
@@ -109,7 +103,7 @@ export class XdsLbPolicyRegistry {
   }
 
   private convertAt(
-    policy: LoadBalancingPolicyMessage,
+    policy: LoadBalancingPolicy,
     options: ResolvedXdsOptions,
     path: string,
     depth: number,
@@ -141,13 +135,7 @@ export class XdsLbPolicyRegistry {
         path: at,
         depth,
         options,
-        decode: <T>(type: MessageType): T => {
-          try {
-            return decodeMessage<T>(type, any.value);
-          } catch (e) {
-            throw new XdsResourceError(at, `can't decode ${type.fullName}: ${(e as Error).message}`);
-          }
-        },
+        decode: (schema) => decodeOrNack(schema, any.value, at),
         convertChild: (child, field) => this.convertAt(child, options, `${at}.${field}`, depth + 1),
         fail: (problem, field) => {
           throw new XdsResourceError(field === undefined ? at : `${at}.${field}`, problem);
@@ -165,7 +153,7 @@ export class XdsLbPolicyRegistry {
       path,
       policy.policies.length === 0
         ? 'no load balancing policy given'
-        : `no supported load balancing policy among [${skipped.join(', ')}]`,
+        : `no supported load balancing policy among [${listWithin(skipped)}]`,
     );
   }
 }
@@ -186,7 +174,7 @@ function extensionTypeName(typeUrl: string, path: string): string {
   if (slash < 0 || slash === typeUrl.length - 1) {
     throw new XdsResourceError(`${path}.type_url`, `invalid type URL ${JSON.stringify(typeUrl)}`);
   }
-  return typeNameOfUrl(typeUrl);
+  return typeUrl.slice(slash + 1);
 }
 
 /** A52: "The xDS client calls the gRPC LB policy registry to parse the config" — a failure there is a NACK. */
@@ -208,9 +196,9 @@ export function validateEntry(entry: LbConfigEntry, registry: PolicyLookup, path
 /** envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash → ring_hash_experimental. */
 export const convertRingHash: XdsLbPolicyConverter = (c) => {
   if (!c.options.ringHash) return null; // GRPC_XDS_EXPERIMENTAL_ENABLE_RING_HASH=false: not supported here
-  const m = c.decode<RingHashMessage>(RingHash);
-  if (m.hashFunction !== RingHashFunction.values.XX_HASH) {
-    const name = RingHashFunction.nameOf(m.hashFunction) ?? String(m.hashFunction);
+  const m = c.decode(RingHashSchema);
+  if (m.hashFunction !== RingHash_HashFunction.XX_HASH) {
+    const name = enumName(RingHash_HashFunctionSchema, m.hashFunction);
     c.fail(`unsupported value ${name} (gRPC supports only XX_HASH)`, 'hash_function');
   }
   const sizes = ringSizes(m.minimumRingSize, m.maximumRingSize, (problem, field) => c.fail(problem, field));
@@ -244,13 +232,13 @@ export function ringSizes(
 
 /** envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin → round_robin (no config). */
 export const convertRoundRobin: XdsLbPolicyConverter = (c) => {
-  c.decode(RoundRobin);
+  c.decode(RoundRobinSchema);
   return { round_robin: {} };
 };
 
 /** envoy.extensions.load_balancing_policies.wrr_locality.v3.WrrLocality → xds_wrr_locality_experimental. */
 export const convertWrrLocality: XdsLbPolicyConverter = (c) => {
-  const m = c.decode<WrrLocalityMessage>(WrrLocality);
+  const m = c.decode(WrrLocalitySchema);
   if (m.endpointPickingPolicy === undefined) return c.fail('field not present', 'endpoint_picking_policy');
   const childPolicy = c.convertChild(m.endpointPickingPolicy, 'endpoint_picking_policy');
   return { xds_wrr_locality_experimental: { childPolicy } };
@@ -265,7 +253,7 @@ export const LEAST_REQUEST_POLICY = 'least_request_experimental';
  */
 export const convertLeastRequest: XdsLbPolicyConverter = (c) => {
   if (c.options.registry.get(LEAST_REQUEST_POLICY) === undefined) return null;
-  const m = c.decode<LeastRequestMessage>(LeastRequest);
+  const m = c.decode(LeastRequestSchema);
   const choiceCount = m.choiceCount ?? XDS_DEFAULT_CHOICE_COUNT;
   if (choiceCount < 2) c.fail(`${choiceCount} is less than 2`, 'choice_count');
   return { [LEAST_REQUEST_POLICY]: { choiceCount } };
@@ -273,7 +261,7 @@ export const convertLeastRequest: XdsLbPolicyConverter = (c) => {
 
 /** A62: envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst → pick_first. */
 export const convertPickFirst: XdsLbPolicyConverter = (c) => {
-  const m = c.decode<PickFirstMessage>(PickFirst);
+  const m = c.decode(PickFirstSchema);
   return { pick_first: { shuffleAddressList: m.shuffleAddressList } };
 };
 
@@ -282,9 +270,11 @@ export const convertPickFirst: XdsLbPolicyConverter = (c) => {
  * last `/` segment of `type_url`, its config the Struct as-is. Skipped unless that name is registered in the
  * gRPC LB policy registry.
  */
-export function typedStructConverter(type: MessageType): XdsLbPolicyConverter {
+export function typedStructConverter(
+  schema: typeof XdsTypedStructSchema | typeof UdpaTypedStructSchema,
+): XdsLbPolicyConverter {
   return (c) => {
-    const m = c.decode<TypedStructMessage>(type);
+    const m = c.decode(schema);
     const name = extensionTypeName(m.typeUrl, c.path);
     if (c.options.registry.get(name) === undefined) return null;
     const config: JsonObject = m.value ?? {};
@@ -298,23 +288,19 @@ let defaultConverters: XdsLbPolicyRegistry | undefined;
 export function defaultXdsLbPolicyRegistry(): XdsLbPolicyRegistry {
   if (!defaultConverters) {
     const r = new XdsLbPolicyRegistry();
-    r.register(RingHash.fullName, convertRingHash);
-    r.register(RoundRobin.fullName, convertRoundRobin);
-    r.register(WrrLocality.fullName, convertWrrLocality);
-    r.register(LeastRequest.fullName, convertLeastRequest);
-    r.register(PickFirst.fullName, convertPickFirst);
-    r.register(XdsTypedStruct.fullName, typedStructConverter(XdsTypedStruct));
-    r.register(UdpaTypedStruct.fullName, typedStructConverter(UdpaTypedStruct));
+    r.register(RingHashSchema.typeName, convertRingHash);
+    r.register(RoundRobinSchema.typeName, convertRoundRobin);
+    r.register(WrrLocalitySchema.typeName, convertWrrLocality);
+    r.register(LeastRequestSchema.typeName, convertLeastRequest);
+    r.register(PickFirstSchema.typeName, convertPickFirst);
+    r.register(XdsTypedStructSchema.typeName, typedStructConverter(XdsTypedStructSchema));
+    r.register(UdpaTypedStructSchema.typeName, typedStructConverter(UdpaTypedStructSchema));
     defaultConverters = r;
   }
   return defaultConverters;
 }
 
 /** Decodes an encoded LoadBalancingPolicy message (a NACK reason on malformed bytes). */
-export function decodeLoadBalancingPolicy(bytes: Uint8Array): LoadBalancingPolicyMessage {
-  try {
-    return decodeMessage<LoadBalancingPolicyMessage>(LoadBalancingPolicy, bytes);
-  } catch (e) {
-    throw new XdsResourceError('', `can't decode ${LoadBalancingPolicy.fullName}: ${(e as Error).message}`);
-  }
+export function decodeLoadBalancingPolicy(bytes: Uint8Array): LoadBalancingPolicy {
+  return decodeOrNack(LoadBalancingPolicySchema, bytes);
 }

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
+import { simulate } from '../../src/cli/simulate/command.js';
 import { runScenario } from '../../src/cli/simulate/run-scenario.js';
 import { parseScenario, ScenarioError } from '../../src/cli/simulate/scenario.js';
 import { clusterToTreeFromJson } from '../../src/xds/index.js';
@@ -73,4 +74,29 @@ test('lbtree simulate prints the timeline and writes a self-contained HTML page'
   const page = readFileSync(html, 'utf8');
   assert.match(page, /<svg/);
   assert.doesNotMatch(page, /<script|src="http/);
+});
+
+test('lbtree simulate rejects an unknown field in a resource file, naming its JSON path', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lbtree-'));
+  const cluster = join(dir, 'cluster.yaml');
+  const typo = readFileSync('examples/simulate/cluster-wrr-locality.yaml', 'utf8').replace(
+    /^name: /m,
+    'nmae: typo\nname: ',
+  );
+  writeFileSync(cluster, typo);
+  const options = {
+    cluster,
+    endpoints: 'examples/simulate/endpoints-two-priorities.yaml',
+    scenario: 'examples/simulate/scenario-zone-outage.yaml',
+  };
+  assert.throws(
+    () => simulate(options, () => {}),
+    /^ProtoJsonError: \$\.nmae: unknown field of envoy\.config\.cluster\.v3\.Cluster/,
+  );
+  writeFileSync(cluster, typo.replace('nmae: typo\n', ''));
+  let printed = '';
+  simulate(options, (text) => {
+    printed += text;
+  });
+  assert.match(printed, /root LB config/);
 });

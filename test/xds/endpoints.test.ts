@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { addressKey } from '../../src/core/index.js';
 import {
+  XDS_DUALSTACK_ENDPOINTS_ENV,
+  XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV,
+} from '../../src/xds/features.js';
+import {
   decodeClusterLoadAssignment,
   encodeClusterLoadAssignment,
   localityKey,
   parseClusterLoadAssignment,
-  XDS_DUALSTACK_ENDPOINTS_ENV,
-  XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV,
   type XdsEndpointResource,
   type XdsOptions,
 } from '../../src/xds/index.js';

@@ -1,8 +1,11 @@
-// A whole xDS cluster on a real grpc-js channel, before the ADS client exists: clusterToTree's root config as
-// the channel's service config, and its endpoints delivered by a tiny test resolver in the form
-// @grpc/grpc-js-xds hands its policies (locality path, locality, locality weight, endpoint weight), which
-// lbtree's grpc-js adapter reads. Checks A52's tree (priority → xds_wrr_locality → weighted_target →
-// round_robin) on real subchannels: locality weights apply, and priority 1 takes over when priority 0 dies.
+// The policy trees @grpc/grpc-js-xds generates, on a real grpc-js channel with lbtree registered, without a
+// control plane: the config its cds policy builds for an EDS cluster (`priority` → `xds_wrr_locality` →
+// `round_robin`, suffix-less names, `ignore_reresolution_requests`, children named "cluster=…,
+// child_number=N") as the channel's service config, and the endpoints in the form grpc-js-xds hands its
+// policies (localityPath [priority child, locality name], locality, localityWeight, endpointWeight = locality
+// weight × endpoint weight), delivered by a tiny test resolver. Checks that lbtree's policies run that tree
+// (A56 priorities, A28 locality weights, A52 custom policies). test/xds/grpc-js-xds-*.e2e.test.ts run the
+// same trees through the real grpc-js-xds client and an ADS server.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { experimental } from '@grpc/grpc-js';
@@ -13,33 +16,56 @@ import {
   startBackends,
   whoami,
 } from '../../src/cli/loopback-backends.js';
-import { ENDPOINT_WEIGHT, type Endpoint, HIERARCHICAL_PATH, LOCALITY_WEIGHT } from '../../src/core/index.js';
 import { register } from '../../src/grpc-js/index.js';
-import {
-  encodeCluster,
-  encodeClusterLoadAssignment,
-  registerPolicy,
-  XDS_LOCALITY_NAME,
-  XdsClusterTreeGenerator,
-} from '../../src/xds/index.js';
-import { assignment, customLeastRequest, edsCluster, TYPE } from './helpers.js';
+import { registerPolicy } from '../../src/xds/index.js';
+import { customLeastRequest } from './helpers.js';
 
 const SCHEME = 'lbtree-xds-test';
 /** The endpoint lists the test resolver serves, by target path. */
 const lists = new Map<string, experimental.Endpoint[]>();
 
-/** As @grpc/grpc-js-xds's cluster policies hand endpoints to their children. */
-function toGrpcJs(e: Endpoint): experimental.Endpoint {
-  const locality = e.attributes.get(XDS_LOCALITY_NAME)!;
-  return Object.assign(
-    { addresses: e.addresses.map((a) => ({ ...(a as { host: string; port: number }) })) },
-    {
-      localityPath: [...(e.attributes.get(HIERARCHICAL_PATH) ?? [])],
-      locality: { region: locality.region, zone: locality.zone, sub_zone: locality.subZone },
-      localityWeight: e.attributes.get(LOCALITY_WEIGHT),
-      endpointWeight: e.attributes.get(ENDPOINT_WEIGHT),
-    },
+interface LocalitySpec {
+  readonly zone: string;
+  readonly weight: number;
+  readonly priority?: number;
+  readonly backends: readonly Backend[];
+}
+
+/** grpc-js-xds's cds child naming and locality naming. */
+const childName = (cluster: string, n: number) => `cluster=${cluster}, child_number=${n}`;
+const localityName = (zone: string) => `{region=,zone=${zone},sub_zone=}`;
+
+/**
+ * What grpc-js-xds's cds policy builds for an EDS cluster: the `priority` config around the cluster's
+ * endpoint-picking policy, and the endpoint list with its locality fields (endpoint weights are 1 here).
+ */
+function grpcJsXdsTree(
+  cluster: string,
+  endpointPicking: object,
+  localities: readonly LocalitySpec[],
+): { config: object[]; endpoints: experimental.Endpoint[] } {
+  const priorities = [...new Set(localities.map((l) => l.priority ?? 0))].sort();
+  const children: Record<string, object> = {};
+  for (const p of priorities) {
+    children[childName(cluster, p)] = { config: [endpointPicking], ignore_reresolution_requests: true };
+  }
+  const endpoints = localities.flatMap((l) =>
+    l.backends.map((b) =>
+      Object.assign(
+        { addresses: [{ host: '127.0.0.1', port: b.port }] },
+        {
+          localityPath: [childName(cluster, l.priority ?? 0), localityName(l.zone)],
+          locality: { region: '', zone: l.zone, sub_zone: '' },
+          localityWeight: l.weight,
+          endpointWeight: l.weight * 1,
+        },
+      ),
+    ),
   );
+  return {
+    config: [{ priority: { children, priorities: priorities.map((p) => childName(cluster, p)) } }],
+    endpoints,
+  };
 }
 
 class TestResolver implements experimental.Resolver {
@@ -57,7 +83,7 @@ class TestResolver implements experimental.Resolver {
   }
 }
 
-describe('clusterToTree on a real grpc-js channel (A52 tree, A56 priorities, A28 locality weights)', () => {
+describe('grpc-js-xds-shaped cluster trees on a real grpc-js channel (A52 tree, A56 priorities, A28 locality weights)', () => {
   let backends: Backend[];
   let client: BackendClientType | undefined;
   before(async () => {
@@ -72,20 +98,14 @@ describe('clusterToTree on a real grpc-js channel (A52 tree, A56 priorities, A28
 
   test('RPCs follow the locality weights of priority 0, then fail over to priority 1', async () => {
     const [a1, b1, b2, c1] = backends as [Backend, Backend, Backend, Backend];
-    const port = (b: Backend) => ({ address: '127.0.0.1', port: b.port });
-    const tree = new XdsClusterTreeGenerator().updateEndpoints(
-      encodeCluster(edsCluster()), // legacy ROUND_ROBIN: xds_wrr_locality_experimental over round_robin
-      encodeClusterLoadAssignment(
-        assignment([
-          { zone: 'a', weight: 1, endpoints: [port(a1)] },
-          { zone: 'b', weight: 3, endpoints: [port(b1), port(b2)] },
-          { zone: 'c', weight: 1, priority: 1, endpoints: [port(c1)] },
-        ]),
-      ),
-    );
-    lists.set('cluster-a', tree.endpoints.map(toGrpcJs));
-    client = newClient(`${SCHEME}:cluster-a`, tree.config as unknown[]);
-
+    // The legacy ROUND_ROBIN cluster: grpc-js-xds's endpoint-picking policy is xds_wrr_locality over round_robin.
+    const tree = grpcJsXdsTree('cluster-a', { xds_wrr_locality: { child_policy: [{ round_robin: {} }] } }, [
+      { zone: 'a', weight: 1, backends: [a1] },
+      { zone: 'b', weight: 3, backends: [b1, b2] },
+      { zone: 'c', weight: 1, priority: 1, backends: [c1] },
+    ]);
+    lists.set('cluster-a', tree.endpoints);
+    client = newClient(`${SCHEME}:cluster-a`, tree.config);
     const counts: Record<string, number> = {};
     for (let i = 0; i < 400; i++) {
       const name = await whoami(client, { waitForReady: true });
@@ -116,51 +136,22 @@ describe('clusterToTree on a real grpc-js channel (A52 tree, A56 priorities, A28
     const [a1, b1, b2] = backends as [Backend, Backend, Backend, Backend];
     // The previous test took these down.
     for (const b of [a1, b1, b2]) if (!b.running) await b.start();
-    const port = (b: Backend) => ({ address: '127.0.0.1', port: b.port });
     // The application registers its policy in the process-wide registry before any channel uses it.
     const custom = customLeastRequest('myorg.MyCustomLeastRequestPolicy');
     registerPolicy(custom.factory, { override: true });
-    const cluster = edsCluster({
-      loadBalancingPolicy: {
-        policies: [
-          {
-            typedExtensionConfig: {
-              name: 'wrr',
-              typedConfig: {
-                '@type': TYPE.wrrLocality,
-                endpointPickingPolicy: {
-                  policies: [
-                    {
-                      typedExtensionConfig: {
-                        name: 'custom',
-                        typedConfig: {
-                          '@type': TYPE.xdsTypedStruct,
-                          typeUrl: 'type.googleapis.com/myorg.MyCustomLeastRequestPolicy',
-                          value: { choiceCount: 2 },
-                        },
-                      },
-                    },
-                    { typedExtensionConfig: { name: 'fallback', typedConfig: { '@type': TYPE.roundRobin } } },
-                  ],
-                },
-              },
-            },
-          },
-        ],
-      },
-    });
-    const tree = new XdsClusterTreeGenerator().updateEndpoints(
-      encodeCluster(cluster),
-      encodeClusterLoadAssignment(
-        assignment([
-          { zone: 'a', weight: 1, endpoints: [port(a1)] },
-          { zone: 'b', weight: 1, endpoints: [port(b1), port(b2)] },
-        ]),
-      ),
+    register();
+    // grpc-js-xds converts WrrLocality { TypedStruct(myorg…) , RoundRobin } to the first supported entry only,
+    // flattening the TypedStruct's value into the config.
+    const tree = grpcJsXdsTree(
+      'walkthrough',
+      { xds_wrr_locality: { child_policy: [{ 'myorg.MyCustomLeastRequestPolicy': { choiceCount: 2 } }] } },
+      [
+        { zone: 'a', weight: 1, backends: [a1] },
+        { zone: 'b', weight: 1, backends: [b1, b2] },
+      ],
     );
-    assert.match(JSON.stringify(tree.config), /myorg\.MyCustomLeastRequestPolicy/);
-    lists.set('walkthrough', tree.endpoints.map(toGrpcJs));
-    const c = newClient(`${SCHEME}:walkthrough`, tree.config as unknown[]);
+    lists.set('walkthrough', tree.endpoints);
+    const c = newClient(`${SCHEME}:walkthrough`, tree.config);
     try {
       const served = new Set<string>();
       for (let i = 0; i < 60; i++) served.add(await whoami(c, { waitForReady: true }));

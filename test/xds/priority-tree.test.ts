@@ -6,10 +6,10 @@ import {
   clusterToTreeFromJson,
   encodeCluster,
   encodeClusterLoadAssignment,
-  PriorityChildNamer,
   XdsClusterTreeGenerator,
   XdsResourceError,
 } from '../../src/xds/index.js';
+import { PriorityChildNamer } from '../../src/xds/priority-tree.js';
 import { assignment, edsCluster, type LocalitySpec, zoneKey } from './helpers.js';
 
 describe('A56 "LB Policy Configuration": priority child names stay stable across updates', () => {
@@ -191,14 +191,14 @@ describe('cluster resolver config generation (A42 / A52)', () => {
   test('JSON input errors name the JSON path; unknown fields can be skipped', () => {
     assert.throws(
       () => clusterToTreeFromJson(edsCluster({ connectTimeout: 'soon' }), assignment([])),
-      /\$\.connectTimeout: expected a duration/,
+      /^ProtoJsonError: \$\.connectTimeout: not a valid google\.protobuf\.Duration: "soon" \(reading envoy\.config\.cluster\.v3\.Cluster JSON\)$/,
     );
     assert.throws(
-      () => clusterToTreeFromJson(edsCluster({ healthChecks: [] }), assignment([])),
-      /\$\.healthChecks: unknown field of envoy\.config\.cluster\.v3\.Cluster/,
+      () => clusterToTreeFromJson(edsCluster({ healthCheckz: [] }), assignment([])),
+      /\$\.healthCheckz: unknown field of envoy\.config\.cluster\.v3\.Cluster/,
     );
     const tree = clusterToTreeFromJson(
-      edsCluster({ healthChecks: [], connect_timeout: '0.25s' }),
+      edsCluster({ healthChecks: [], healthCheckz: [], connect_timeout: '0.25s' }),
       assignment([{ zone: 'a', endpoints: ['10.0.0.1'] }]),
       { ignoreUnknownFields: true },
     );

@@ -27,10 +27,9 @@ function readResource(path: string): unknown {
  * lbtree's policy tree, run in the simulator under the scenario; prints the timeline and shares.
  */
 export function simulate(options: SimulateOptions, out: (text: string) => void): void {
-  // Envoy resources written by hand carry fields lbtree does not use (health checks, timeouts, …).
-  const tree = clusterToTreeFromJson(readResource(options.cluster), readResource(options.endpoints), {
-    ignoreUnknownFields: true,
-  });
+  // Every Envoy field is known (the generated protos are complete), so an unknown one is a typo: it is
+  // rejected with its JSON path rather than silently dropped.
+  const tree = clusterToTreeFromJson(readResource(options.cluster), readResource(options.endpoints));
   const scenario = parseScenario(readResource(options.scenario));
   const report = runScenario(tree, scenario);
   const title = `lbtree simulate: ${options.cluster} + ${options.endpoints} under ${options.scenario}`;

@@ -29,7 +29,7 @@ import { ChildPolicy } from '../../policies/child-policy.js';
 import { PRIORITY } from '../../policies/priority/index.js';
 import type { LbConfigList } from '../lb-policy-registry.js';
 import { PriorityTreeGenerator } from '../priority-tree.js';
-import type { JsonObject } from '../proto/codec.js';
+import type { JsonObject } from '../proto/json.js';
 import { type XdsClusterConfig, xdsConfigOf } from '../xds-config.js';
 import { XDS_CLUSTER_IMPL } from './cluster-impl.js';
 

@@ -1,0 +1,64 @@
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { Metadata } from '@grpc/grpc-js';
+import type { BackendMetricReport, CallEndDetails } from '../core/index.js';
+import { OrcaLoadReportSchema } from '../xds/gen/xds/data/orca/v3/orca_load_report_pb.js';
+
+/** The trailer a server puts its per-call ORCA load report in (A51). */
+export const BACKEND_METRICS_TRAILER = 'endpoint-load-metrics-bin';
+
+/**
+ * How a call ended, as lbtree's call-end hooks read it: the backend metrics in the trailers are decoded only
+ * if a policy asks (weighted_round_robin does; most policies never look).
+ */
+export class TrailerCallEndDetails implements CallEndDetails {
+  private decoded: BackendMetricReport | undefined | null = null;
+  constructor(private readonly trailers: Metadata | undefined) {}
+
+  get backendMetrics(): BackendMetricReport | undefined {
+    if (this.decoded === null) this.decoded = readBackendMetrics(this.trailers);
+    return this.decoded;
+  }
+}
+
+/** The ORCA report in `trailers`, or undefined when there is none or it does not decode (A58: ignored). */
+export function readBackendMetrics(trailers: Metadata | undefined): BackendMetricReport | undefined {
+  const value = trailers?.get(BACKEND_METRICS_TRAILER)[0];
+  if (!(value instanceof Uint8Array)) return undefined;
+  try {
+    const r = fromBinary(OrcaLoadReportSchema, value);
+    return {
+      cpuUtilization: r.cpuUtilization,
+      memUtilization: r.memUtilization,
+      applicationUtilization: r.applicationUtilization,
+      rpsFractional: r.rpsFractional,
+      eps: r.eps,
+      utilization: r.utilization,
+      requestCost: r.requestCost,
+      namedMetrics: r.namedMetrics,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * For servers: trailers carrying a per-call ORCA load report (A51), for a handler's callback
+ * (`callback(null, reply, backendMetricsTrailer({ cpuUtilization: 0.4, rpsFractional: 120 }))`).
+ */
+export function backendMetricsTrailer(
+  report: Partial<BackendMetricReport>,
+  trailers = new Metadata(),
+): Metadata {
+  const message = create(OrcaLoadReportSchema, {
+    cpuUtilization: report.cpuUtilization ?? 0,
+    memUtilization: report.memUtilization ?? 0,
+    applicationUtilization: report.applicationUtilization ?? 0,
+    rpsFractional: report.rpsFractional ?? 0,
+    eps: report.eps ?? 0,
+    utilization: { ...report.utilization },
+    requestCost: { ...report.requestCost },
+    namedMetrics: { ...report.namedMetrics },
+  });
+  trailers.set(BACKEND_METRICS_TRAILER, Buffer.from(toBinary(OrcaLoadReportSchema, message)));
+  return trailers;
+}

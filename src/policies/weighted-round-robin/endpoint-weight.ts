@@ -1,0 +1,53 @@
+import type { BackendMetricReport, Clock } from '../../core/index.js';
+import type { WeightedRoundRobinConfig } from './config.js';
+
+/**
+ * One endpoint's weight (A58 "Subchannel Weights"), kept per endpoint across updates as A61 asks. Fed by
+ * per-call or out-of-band load reports; read by the scheduler rebuild every weight_update_period.
+ */
+export class EndpointWeight {
+  private weight = 0;
+  /** When the first non-zero report of the current run arrived (Infinity: none since the reset). */
+  private nonEmptySince = Number.POSITIVE_INFINITY;
+  /** When the last non-zero report arrived. */
+  private lastUpdated = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly clock: Clock,
+    private config: WeightedRoundRobinConfig,
+  ) {}
+
+  setConfig(config: WeightedRoundRobinConfig): void {
+    this.config = config;
+  }
+
+  /** A58 `UpdateWeight`: utilization is application_utilization when set, cpu_utilization otherwise. */
+  onReport(report: BackendMetricReport): void {
+    const qps = report.rpsFractional;
+    let utilization =
+      report.applicationUtilization > 0 ? report.applicationUtilization : report.cpuUtilization;
+    if (utilization > 0 && qps > 0) utilization += (report.eps / qps) * this.config.errorUtilizationPenalty;
+    const weight = utilization === 0 ? 0 : qps / utilization;
+    if (!(weight > 0) || !Number.isFinite(weight)) return;
+    const now = this.clock.now();
+    if (this.nonEmptySince === Number.POSITIVE_INFINITY) this.nonEmptySince = now;
+    this.lastUpdated = now;
+    this.weight = weight;
+  }
+
+  /** A58 `OnSubchannelBecomesReady`: a new connection starts a new blackout period. */
+  onReady(): void {
+    this.nonEmptySince = Number.POSITIVE_INFINITY;
+  }
+
+  /** A58 `GetWeight`: 0 (unknown) when the reports are stale or still within the blackout period. */
+  current(now: number): number {
+    if (now - this.lastUpdated >= this.config.weightExpirationPeriodMs) {
+      this.nonEmptySince = Number.POSITIVE_INFINITY;
+      return 0;
+    }
+    const blackout = this.config.blackoutPeriodMs;
+    if (blackout > 0 && now - this.nonEmptySince < blackout) return 0;
+    return this.weight;
+  }
+}

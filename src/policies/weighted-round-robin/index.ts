@@ -1,0 +1,2 @@
+export * from './config.js';
+export { WeightedRoundRobin, weightedRoundRobinFactory } from './weighted-round-robin.js';

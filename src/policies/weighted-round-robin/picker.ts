@@ -1,0 +1,78 @@
+import type { CallEndDetails, CompletePick, PickArgs, Picker, PickResult, Status } from '../../core/index.js';
+import type { ArraySnapshot } from '../snapshot-array.js';
+import type { EndpointWeight } from './endpoint-weight.js';
+import type { StaticStrideScheduler } from './static-stride-scheduler.js';
+
+/**
+ * One READY endpoint as the picker sees it: its pick_first picker and its weight. When per-call load reports
+ * are on, its complete result carries a call-end hook feeding the weight (A58 "Per-Call Load Reporting");
+ * that result is built once per child result, so picks do not allocate.
+ */
+export class WeightedEndpoint {
+  private base: CompletePick | null = null;
+  private perCall = false;
+  private result: CompletePick | null = null;
+
+  constructor(
+    readonly picker: Picker,
+    readonly weight: EndpointWeight,
+  ) {}
+
+  /** `base` with the weight's per-call hook when `perCall` (out-of-band reporting off). */
+  reported(base: CompletePick, perCall: boolean): CompletePick {
+    if (base !== this.base || perCall !== this.perCall) {
+      this.base = base;
+      this.perCall = perCall;
+      this.result = perCall ? withLoadReportHook(base, this.weight) : base;
+    }
+    return this.result!;
+  }
+}
+
+function withLoadReportHook(base: CompletePick, weight: EndpointWeight): CompletePick {
+  const ended = base.onCallEnded;
+  return Object.freeze({
+    type: 'complete',
+    subchannel: base.subchannel,
+    onCallStarted: base.onCallStarted,
+    onCallEnded: (status: Status, details?: CallEndDetails) => {
+      ended?.(status, details);
+      // A58: a missing report changes nothing.
+      const report = details?.backendMetrics;
+      if (report) weight.onReport(report);
+    },
+  });
+}
+
+/**
+ * weighted_round_robin's picker: the static stride scheduler over the READY endpoints' weights, or plain
+ * rotation when fewer than two weights are known (A58: "behave the same as round_robin"). It reads the
+ * policy's READY snapshot directly, so building one is O(1).
+ */
+export class WeightedRoundRobinPicker implements Picker {
+  private readonly n: number;
+  private next: number;
+
+  constructor(
+    private readonly endpoints: ArraySnapshot<WeightedEndpoint>,
+    private readonly scheduler: StaticStrideScheduler | null,
+    private readonly perCall: boolean,
+    start: number,
+  ) {
+    this.n = endpoints.length;
+    this.next = start % this.n;
+  }
+
+  pick(args: PickArgs): PickResult {
+    let i: number;
+    if (this.scheduler) {
+      i = this.scheduler.pick();
+    } else {
+      i = this.next;
+      if (++this.next === this.n) this.next = 0;
+    }
+    const endpoint = this.endpoints.at(i);
+    const result = endpoint.picker.constantResult ?? endpoint.picker.pick(args);
+    return result.type === 'complete' ? endpoint.reported(result, this.perCall) : result;
+  }
+}

@@ -1,0 +1,138 @@
+import {
+  type CancelTimer,
+  type Helper,
+  type Picker,
+  type PolicyFactory,
+  randomOf,
+} from '../../core/index.js';
+import type { EndpointChild } from '../endpoint-list.js';
+import { EagerPetiole } from '../petiole.js';
+import type { ArraySnapshot } from '../snapshot-array.js';
+import {
+  parseWeightedRoundRobinConfig,
+  WEIGHTED_ROUND_ROBIN,
+  WEIGHTED_ROUND_ROBIN_DEFAULTS,
+  type WeightedRoundRobinConfig,
+} from './config.js';
+import { EndpointWeight } from './endpoint-weight.js';
+import { WeightedEndpoint, WeightedRoundRobinPicker } from './picker.js';
+import { StaticStrideScheduler } from './static-stride-scheduler.js';
+
+/** How many scheduler rebuilds a READY-set change may cause per weight_update_period, at most. */
+const REBUILDS_PER_PERIOD_ON_CHANGE = 10;
+
+/**
+ * weighted_round_robin (A58) as an A61 petiole over pick_first: round_robin's connectivity rules, with picks
+ * spread by weights computed from the endpoints' own load reports (per call, A51). Weights live per endpoint
+ * and survive address-list updates (A61 "Weighted Round Robin").
+ *
+ * The scheduler is rebuilt every weight_update_period. When the READY set changes in between, the new
+ * picker rebuilds it at once, at most ten times per period (so n endpoints connecting one by one cost
+ * O(n) per rebuild, not per endpoint); until the next rebuild a changed set is rotated evenly.
+ */
+export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, WeightedEndpoint> {
+  private config: WeightedRoundRobinConfig = WEIGHTED_ROUND_ROBIN_DEFAULTS;
+  private readonly weights = new WeakMap<EndpointChild, EndpointWeight>();
+  private readonly random: () => number;
+  /** The READY set the scheduler was built over, the scheduler, and when. */
+  private built: ArraySnapshot<WeightedEndpoint> | null = null;
+  private scheduler: StaticStrideScheduler | null = null;
+  private builtAt = Number.NEGATIVE_INFINITY;
+  private cancelTick: CancelTimer | null = null;
+  private cancelCatchUp: CancelTimer | null = null;
+
+  constructor(helper: Helper) {
+    super(helper);
+    this.random = randomOf(helper);
+  }
+
+  protected override applyConfig(config: WeightedRoundRobinConfig): void {
+    const periodChanged = config.weightUpdatePeriodMs !== this.config.weightUpdatePeriodMs;
+    this.config = config;
+    for (const child of this.list.children.values()) this.weights.get(child)?.setConfig(config);
+    this.built = null; // penalty or periods may have changed the weights
+    if (periodChanged || this.cancelTick === null) this.startTicks();
+  }
+
+  protected entryFor(child: EndpointChild): WeightedEndpoint {
+    let weight = this.weights.get(child);
+    if (weight === undefined) {
+      weight = new EndpointWeight(this.helper.clock, this.config);
+      this.weights.set(child, weight);
+    }
+    return new WeightedEndpoint(child.picker, weight);
+  }
+
+  protected override childBecameReady(child: EndpointChild): void {
+    // A58 OnSubchannelBecomesReady: a fresh connection sits out a new blackout period.
+    this.weights.get(child)?.onReady();
+  }
+
+  protected readyPicker(ready: ArraySnapshot<WeightedEndpoint>): Picker {
+    const perCall = !this.config.enableOobLoadReport;
+    const start = Math.floor(this.random() * ready.length);
+    if (ready !== this.built) {
+      const now = this.helper.clock.now();
+      const gap = this.config.weightUpdatePeriodMs / REBUILDS_PER_PERIOD_ON_CHANGE;
+      if (now - this.builtAt >= gap) {
+        this.rebuild(ready, now);
+      } else {
+        this.catchUpAt(this.builtAt + gap - now);
+        return new WeightedRoundRobinPicker(ready, null, perCall, start);
+      }
+    }
+    return new WeightedRoundRobinPicker(ready, this.scheduler, perCall, start);
+  }
+
+  private rebuild(ready: ArraySnapshot<WeightedEndpoint>, now: number): void {
+    const n = ready.length;
+    const weights = new Float64Array(n);
+    for (let i = 0; i < n; i++) weights[i] = ready.at(i).weight.current(now);
+    this.scheduler = StaticStrideScheduler.build(weights, Math.floor(this.random() * 0x1_0000_0000));
+    this.built = ready;
+    this.builtAt = now;
+    this.helper.trace(
+      () => `weighted_round_robin: scheduler rebuilt over ${n} endpoints: ${this.describe(weights)}`,
+    );
+  }
+
+  private describe(weights: Float64Array): string {
+    const shown = Array.from(weights.subarray(0, 8), (w) => w.toFixed(2)).join(', ');
+    return this.scheduler
+      ? `weights [${shown}${weights.length > 8 ? ', …' : ''}]`
+      : 'round robin (weights unknown)';
+  }
+
+  /** A58: the picker is rebuilt with fresh weights every weight_update_period. */
+  private startTicks(): void {
+    this.cancelTick?.();
+    const tick = () => {
+      this.cancelTick = this.helper.clock.setTimer(this.config.weightUpdatePeriodMs, tick);
+      this.built = null;
+      this.refreshPicker();
+    };
+    this.cancelTick = this.helper.clock.setTimer(this.config.weightUpdatePeriodMs, tick);
+  }
+
+  private catchUpAt(delayMs: number): void {
+    if (this.cancelCatchUp !== null) return;
+    this.cancelCatchUp = this.helper.clock.setTimer(delayMs, () => {
+      this.cancelCatchUp = null;
+      this.refreshPicker();
+    });
+  }
+
+  override destroy(): void {
+    this.cancelTick?.();
+    this.cancelCatchUp?.();
+    this.cancelTick = null;
+    this.cancelCatchUp = null;
+    super.destroy();
+  }
+}
+
+export const weightedRoundRobinFactory: PolicyFactory<WeightedRoundRobinConfig> = {
+  name: WEIGHTED_ROUND_ROBIN,
+  parseConfig: (json, path) => parseWeightedRoundRobinConfig(json, path),
+  create: (helper) => new WeightedRoundRobin(helper),
+};

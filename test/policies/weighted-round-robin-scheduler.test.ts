@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { type BackendMetricReport, ConfigError } from '../../src/core/index.js';
+import {
+  parseWeightedRoundRobinConfig,
+  WEIGHTED_ROUND_ROBIN_DEFAULTS,
+} from '../../src/policies/weighted-round-robin/config.js';
+import { EndpointWeight } from '../../src/policies/weighted-round-robin/endpoint-weight.js';
+import { StaticStrideScheduler } from '../../src/policies/weighted-round-robin/static-stride-scheduler.js';
+import { VirtualClock } from '../../src/sim/virtual-clock.js';
+
+function shares(scheduler: StaticStrideScheduler, picks: number): number[] {
+  const counts = new Array(scheduler.size).fill(0);
+  for (let i = 0; i < picks; i++) counts[scheduler.pick()]++;
+  return counts.map((c) => c / picks);
+}
+
+function report(fields: Partial<BackendMetricReport>): BackendMetricReport {
+  return {
+    cpuUtilization: 0,
+    memUtilization: 0,
+    applicationUtilization: 0,
+    rpsFractional: 0,
+    eps: 0,
+    utilization: {},
+    requestCost: {},
+    namedMetrics: {},
+    ...fields,
+  };
+}
+
+describe('weighted_round_robin config (A58 "LB Policy Config and Parameters")', () => {
+  test('defaults', () => {
+    assert.deepEqual(parseWeightedRoundRobinConfig({}, '$'), WEIGHTED_ROUND_ROBIN_DEFAULTS);
+  });
+  test('durations, the 100 ms floor of weight_update_period, proto names', () => {
+    const c = parseWeightedRoundRobinConfig(
+      {
+        blackout_period: '1s',
+        weightExpirationPeriod: '60s',
+        weightUpdatePeriod: '0.01s',
+        errorUtilizationPenalty: 2,
+      },
+      '$',
+    );
+    assert.equal(c.blackoutPeriodMs, 1000);
+    assert.equal(c.weightExpirationPeriodMs, 60_000);
+    assert.equal(c.weightUpdatePeriodMs, 100);
+    assert.equal(c.errorUtilizationPenalty, 2);
+  });
+  test('a negative error_utilization_penalty is rejected with its path', () => {
+    assert.throws(
+      () => parseWeightedRoundRobinConfig({ errorUtilizationPenalty: -1 }, '$.wrr'),
+      (e: unknown) => e instanceof ConfigError && e.path === '$.wrr.errorUtilizationPenalty',
+    );
+    assert.throws(
+      () => parseWeightedRoundRobinConfig({ blackoutPeriod: 'soon' }, '$'),
+      (e: unknown) => e instanceof ConfigError && e.path === '$.blackoutPeriod',
+    );
+  });
+});
+
+describe('static stride scheduler (the scheduler gRPC uses for A58)', () => {
+  test('shares follow the weights', () => {
+    const s = StaticStrideScheduler.build([5, 2.5, 1.25], 0)!;
+    const got = shares(s, 70_000);
+    const want = [5 / 8.75, 2.5 / 8.75, 1.25 / 8.75];
+    for (let i = 0; i < 3; i++) assert.ok(Math.abs(got[i]! - want[i]!) < 0.005, `${got} vs ${want}`);
+  });
+  test('unknown (0) weights take the mean of the known ones', () => {
+    const s = StaticStrideScheduler.build([1, 3, 0], 0)!;
+    assert.equal(s.scaledWeight(2), Math.round((65535 / 3) * 2));
+    const got = shares(s, 60_000);
+    assert.ok(Math.abs(got[2]! - 1 / 3) < 0.01, String(got));
+  });
+  test('weights are capped at 10 × the mean and floored at 1 % of it', () => {
+    const s = StaticStrideScheduler.build([1000, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1e-9], 0)!;
+    assert.equal(s.scaledWeight(0), 65535);
+    assert.ok(s.scaledWeight(10) >= 1);
+  });
+  test('no scheduler (round_robin) for fewer than two endpoints or no known weight', () => {
+    assert.equal(StaticStrideScheduler.build([], 0), null);
+    assert.equal(StaticStrideScheduler.build([3], 0), null);
+    assert.equal(StaticStrideScheduler.build([0, 0, 0], 0), null);
+  });
+  test('the sequence wraps as a uint32 without losing the shares', () => {
+    const s = StaticStrideScheduler.build([2, 1], 0xffff_fff0)!;
+    const got = shares(s, 30_000);
+    assert.ok(Math.abs(got[0]! - 2 / 3) < 0.01, String(got));
+  });
+});
+
+describe('endpoint weight (A58 "Subchannel Weights")', () => {
+  const config = {
+    ...WEIGHTED_ROUND_ROBIN_DEFAULTS,
+    blackoutPeriodMs: 10_000,
+    weightExpirationPeriodMs: 180_000,
+  };
+
+  test('weight = qps / (utilization + eps/qps × penalty); application_utilization wins over cpu', () => {
+    const clock = new VirtualClock();
+    const w = new EndpointWeight(clock, { ...config, blackoutPeriodMs: 0 });
+    w.onReport(report({ rpsFractional: 100, cpuUtilization: 0.5 }));
+    assert.equal(w.current(clock.now()), 200);
+    w.onReport(report({ rpsFractional: 100, cpuUtilization: 0.5, applicationUtilization: 0.25 }));
+    assert.equal(w.current(clock.now()), 400);
+    w.onReport(report({ rpsFractional: 100, cpuUtilization: 0.5, eps: 50 }));
+    assert.equal(w.current(clock.now()), 100); // 100 / (0.5 + 0.5 × 1)
+  });
+
+  test('a report without utilization or qps changes nothing', () => {
+    const clock = new VirtualClock();
+    const w = new EndpointWeight(clock, { ...config, blackoutPeriodMs: 0 });
+    w.onReport(report({ rpsFractional: 100, cpuUtilization: 0.5 }));
+    w.onReport(report({ rpsFractional: 0, cpuUtilization: 0.9 }));
+    w.onReport(report({ rpsFractional: 10 }));
+    assert.equal(w.current(clock.now()), 200);
+  });
+
+  test('blackout_period: the weight is used only after reports have come for that long', () => {
+    const clock = new VirtualClock();
+    const w = new EndpointWeight(clock, config);
+    w.onReport(report({ rpsFractional: 10, cpuUtilization: 0.5 }));
+    clock.advance(9_999);
+    w.onReport(report({ rpsFractional: 10, cpuUtilization: 0.5 }));
+    assert.equal(w.current(clock.now()), 0);
+    clock.advance(1);
+    assert.equal(w.current(clock.now()), 20);
+    // A new connection (the child turned READY again) starts a new blackout period.
+    w.onReady();
+    w.onReport(report({ rpsFractional: 10, cpuUtilization: 0.5 }));
+    assert.equal(w.current(clock.now()), 0);
+  });
+
+  test('weight_expiration_period: stale weights are dropped, and the blackout applies again', () => {
+    const clock = new VirtualClock();
+    const w = new EndpointWeight(clock, config);
+    w.onReport(report({ rpsFractional: 10, cpuUtilization: 0.5 }));
+    clock.advance(10_000);
+    assert.equal(w.current(clock.now()), 20);
+    clock.advance(170_000); // 180 s after the last report
+    assert.equal(w.current(clock.now()), 0);
+    w.onReport(report({ rpsFractional: 10, cpuUtilization: 0.5 }));
+    assert.equal(w.current(clock.now()), 0, 'blackout again after expiry');
+  });
+});
