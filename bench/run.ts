@@ -4,6 +4,7 @@
  */
 
 import { runAdapterBench } from './adapter.js';
+import { runEdsDecodeBench } from './eds-decode.js';
 import { runPriorityBench } from './priority.js';
 import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
@@ -17,6 +18,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   'ring-hash': runRingHashBench,
   storm: runStormBench,
   'weighted-round-robin': runWeightedRoundRobinBench,
+  'eds-decode': runEdsDecodeBench,
 };
 
 const filter = process.argv.slice(2);

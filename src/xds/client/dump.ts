@@ -10,6 +10,8 @@ export interface XdsResourceDump {
   readonly status: XdsResourceStatus;
   /** The resource in use, if any (also in DOES_NOT_EXIST / NACKED when the error did not drop it). */
   readonly value?: unknown;
+  /** The cached resource as received (the Any's value bytes), for CSDS (A40 "Expose xDS Config As Is"). */
+  readonly raw?: Uint8Array;
   /** version_info and clock time (ms) of the response the value came in. */
   readonly version?: string;
   readonly lastUpdated?: number;
@@ -22,6 +24,8 @@ export interface XdsResourceDump {
 
 export interface XdsClientDump {
   readonly serverUri: string;
+  /** Clock time (ms) of the dump, to read the other times against. */
+  readonly now: number;
   readonly node: XdsNodeConfig;
   readonly stream: 'idle' | 'connecting' | 'connected' | 'backoff' | 'closed';
   /** Why the last stream failed before any response (A57), until a response arrives. */
@@ -36,7 +40,12 @@ export function dumpEntry(entry: CacheEntry<unknown>): XdsResourceDump {
     typeUrl: entry.type.typeUrl,
     name: entry.name,
     status: entry.status,
-    ...(entry.hasValue && { value: entry.value, version: entry.version, lastUpdated: entry.updatedAt }),
+    ...(entry.hasValue && {
+      value: entry.value,
+      raw: entry.bytes,
+      version: entry.version,
+      lastUpdated: entry.updatedAt,
+    }),
     ...(entry.error && {
       error: { details: entry.error.status.details, version: entry.error.version, at: entry.error.at },
     }),
@@ -48,7 +57,7 @@ export function dumpEntry(entry: CacheEntry<unknown>): XdsResourceDump {
 /** The dump as lines a person reads: one per resource, errors with their version and time. */
 export function formatXdsClientDump(dump: XdsClientDump): string {
   const lines = [
-    `xDS server ${dump.serverUri} (node ID "${dump.node.id}"): stream ${dump.stream}` +
+    `xDS server ${dump.serverUri} (node ID "${dump.node.id}"): stream ${dump.stream} at ${dump.now} ms` +
       (dump.connectivityError ? ` (${formatStatus(dump.connectivityError)})` : ''),
   ];
   for (const t of dump.types) {

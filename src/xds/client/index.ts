@@ -20,6 +20,7 @@ export {
   type XdsServerConfig,
 } from './bootstrap.js';
 export type { XdsResourceStatus } from './cache-entry.js';
+export { toCsdsClientConfig } from './csds.js';
 export { formatXdsClientDump, type XdsClientDump, type XdsResourceDump } from './dump.js';
 export type { XdsDecodeContext, XdsDecodeResult, XdsResourceType } from './resource-type.js';
 export type { AdsStream, AdsStreamHandlers, XdsTransport, XdsTransportFactory } from './transport.js';

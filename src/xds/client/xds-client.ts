@@ -148,6 +148,7 @@ export class XdsClient implements XdsWatcher {
     }
     return {
       serverUri: this.server.serverUri,
+      now: this.clock.now(),
       node: this.options.bootstrap.node,
       stream: this.streamState(),
       ...(this.connectivityError && { connectivityError: this.connectivityError }),

@@ -12,19 +12,11 @@ import {
   type DiscoveryResponse,
   DiscoveryResponseSchema,
 } from '../../../src/xds/gen/envoy/service/discovery/v3/discovery_pb.js';
+import { until } from '../../support/until.js';
 import { RecordingWatcher } from './fake-ads.js';
 import { type Thing, thing, wholeThingType } from './test-resource-type.js';
 
 const WHOLE = wholeThingType.typeUrl;
-
-/** Polls `condition` until it holds; fails naming `what` after the deadline. */
-async function until(what: string, condition: () => boolean, deadlineMs = 10_000): Promise<void> {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > deadlineMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** A bare ADS server on grpc-js that records requests and answers when the test says so. */
 class ScriptedAdsServer {

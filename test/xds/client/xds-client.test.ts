@@ -3,15 +3,25 @@ import { describe, test } from 'node:test';
 import { Code, unavailable } from '../../../src/core/index.js';
 import { VirtualClock } from '../../../src/sim/virtual-clock.js';
 import { parseBootstrap } from '../../../src/xds/client/bootstrap.js';
+import { toCsdsClientConfig } from '../../../src/xds/client/csds.js';
 import { formatXdsClientDump } from '../../../src/xds/client/dump.js';
 import { XdsClient } from '../../../src/xds/client/xds-client.js';
+import { ClientResourceStatus } from '../../../src/xds/gen/envoy/admin/v3/config_dump_shared_pb.js';
 import { FakeAdsServer, RecordingWatcher } from './fake-ads.js';
 import { partThingType, type Thing, thing, wholeThingType } from './test-resource-type.js';
 
 const WHOLE = wholeThingType.typeUrl;
 const PART = partThingType.typeUrl;
 
-function setup(options: { features?: string[]; dataErrorHandling?: boolean } = {}) {
+interface SetupOptions {
+  readonly features?: string[];
+  readonly dataErrorHandling?: boolean;
+  /** The backoff's random source; 0.5 makes the jitter factor exactly 1: delays 1000, 1600, 2560, … */
+  readonly random?: () => number;
+  readonly onWatcherError?: (error: unknown) => void;
+}
+
+function setup(options: SetupOptions = {}) {
   const clock = new VirtualClock();
   const ads = new FakeAdsServer();
   const traces: string[] = [];
@@ -29,11 +39,19 @@ function setup(options: { features?: string[]; dataErrorHandling?: boolean } = {
     transport: ads.factory,
     clock,
     trace: (m) => traces.push(m()),
-    // random() = 0.5 makes the jitter factor exactly 1: delays 1000, 1600, 2560, …
-    backoff: { random: () => 0.5 },
+    backoff: { random: options.random ?? (() => 0.5) },
     dataErrorHandling: options.dataErrorHandling ?? true,
+    ...(options.onWatcherError && { onWatcherError: options.onWatcherError }),
   });
   return { clock, ads, client, traces };
+}
+
+/** A watcher started now, after what watch() delivers on the next turn. */
+function lateWatcher(env: ReturnType<typeof setup>, name: string): RecordingWatcher<Thing> {
+  const late = new RecordingWatcher(show);
+  env.client.watch(wholeThingType, name, late);
+  env.clock.runDue();
+  return late;
 }
 
 const show = (t: Thing) => `${t.name}=${t.value}`;
@@ -286,16 +304,7 @@ describe('xDS client: stream failures (A57 "Handling ADS Stream Termination", A8
       [0, 800],
       [0.999999, 1200],
     ] as const) {
-      const clock = new VirtualClock();
-      const ads = new FakeAdsServer();
-      const client = new XdsClient({
-        bootstrap: parseBootstrap({
-          xds_servers: [{ server_uri: 'x:1', channel_creds: [{ type: 'insecure' }] }],
-        }),
-        transport: ads.factory,
-        clock,
-        backoff: { random: () => random },
-      });
+      const { clock, ads, client } = setup({ random: () => random });
       client.watch(wholeThingType, 'a', new RecordingWatcher());
       clock.runDue();
       ads.stream.fail(unavailable('refused'));
@@ -340,15 +349,10 @@ describe('xDS client: stream failures (A57 "Handling ADS Stream Termination", A8
     assert.equal(env.client.dump().stream, 'backoff');
     assert.equal(env.client.dump().resources.find((r) => r.name === 'a')!.status, 'ACKED');
     // A88 "New Watchers Started After Ambient Errors": the resource, then the ambient error.
-    const late = new RecordingWatcher(show);
-    env.client.watch(wholeThingType, 'a', late);
-    env.clock.runDue();
+    const late = lateWatcher(env, 'a');
     assert.deepEqual(late.take(), ['changed a=1', 'ambient UNAVAILABLE']);
     // A watcher of a resource never received hears the connectivity error as its reason to fail.
-    const fresh = new RecordingWatcher(show);
-    env.client.watch(wholeThingType, 'c', fresh);
-    env.clock.runDue();
-    assert.deepEqual(fresh.take(), ['error UNAVAILABLE']);
+    assert.deepEqual(lateWatcher(env, 'c').take(), ['error UNAVAILABLE']);
     env.clock.advance(1000);
     env.ads.stream.connect();
     env.ads.stream.respond(WHOLE, 'v1', [thing(WHOLE, 'a', 1)]);
@@ -526,24 +530,12 @@ describe('xDS client: watchers, dump, trace (A88 "Changes to XdsClient Watcher A
     const env = setup();
     watchWhole(env, 'a');
     env.clock.advance(15_000);
-    const late = new RecordingWatcher(show);
-    env.client.watch(wholeThingType, 'a', late);
-    env.clock.runDue();
-    assert.deepEqual(late.take(), ['error NOT_FOUND']);
+    assert.deepEqual(lateWatcher(env, 'a').take(), ['error NOT_FOUND']);
   });
 
   test('a watcher that throws does not stop the others or the ACK; a cancelled watcher hears nothing', () => {
-    const clock = new VirtualClock();
-    const ads = new FakeAdsServer();
     const thrown: unknown[] = [];
-    const client = new XdsClient({
-      bootstrap: parseBootstrap({
-        xds_servers: [{ server_uri: 'x:1', channel_creds: [{ type: 'insecure' }] }],
-      }),
-      transport: ads.factory,
-      clock,
-      onWatcherError: (e) => thrown.push(e),
-    });
+    const { clock, ads, client } = setup({ onWatcherError: (e) => thrown.push(e) });
     const bad = {
       ...new RecordingWatcher(),
       onResourceChanged: () => {
@@ -570,7 +562,7 @@ describe('xDS client: watchers, dump, trace (A88 "Changes to XdsClient Watcher A
     env.ads.stream.respond(WHOLE, 'v1', [thing(WHOLE, 'a', 1), thing(WHOLE, 'b', -1)]);
     env.clock.advance(14_000);
     const text = formatXdsClientDump(env.client.dump());
-    assert.match(text, /xDS server cp.example:443 \(node ID "node-1"\): stream connected/);
+    assert.match(text, /xDS server cp.example:443 \(node ID "node-1"\): stream connected at 15000 ms/);
     assert.match(text, /WholeThing: version "", nonce "n1"/);
     assert.match(text, /WholeThing "a" ACKED version "v1" at 1000 ms/);
     assert.match(text, /WholeThing "b" NACKED; error at 1000 ms \(version "v1"\): .*value: -1/);
@@ -582,6 +574,31 @@ describe('xDS client: watchers, dump, trace (A88 "Changes to XdsClient Watcher A
     assert.match(trace, /WholeThing "c" DOES_NOT_EXIST \(resource timer\)/);
   });
 
+  test('the dump as a CSDS ClientConfig (A40): resources as received, versions, statuses, failed updates', () => {
+    const env = setup();
+    watchWhole(env, 'a', 'b', 'c');
+    env.clock.advance(1000);
+    env.ads.stream.respond(WHOLE, 'v1', [thing(WHOLE, 'a', 1), thing(WHOLE, 'b', -1)]);
+    env.clock.advance(500);
+    const config = toCsdsClientConfig(env.client.dump(), Date.UTC(2026, 0, 1));
+    assert.equal(config.node?.id, 'node-1');
+    const [a, b, c] = config.genericXdsConfigs;
+    assert.equal(a!.name, 'a');
+    assert.equal(a!.clientStatus, ClientResourceStatus.ACKED);
+    assert.equal(a!.versionInfo, 'v1');
+    assert.equal(a!.xdsConfig?.typeUrl, WHOLE);
+    assert.deepEqual(JSON.parse(new TextDecoder().decode(a!.xdsConfig!.value)), { name: 'a', value: 1 });
+    assert.equal(
+      Number(a!.lastUpdated!.seconds) * 1000 + a!.lastUpdated!.nanos / 1e6,
+      Date.UTC(2026, 0, 1) - 500,
+    );
+    assert.equal(b!.clientStatus, ClientResourceStatus.NACKED);
+    assert.equal(b!.errorState?.versionInfo, 'v1');
+    assert.match(b!.errorState?.details ?? '', /value: -1/);
+    assert.equal(c!.clientStatus, ClientResourceStatus.REQUESTED);
+    assert.equal(c!.xdsConfig, undefined);
+  });
+
   test('close() ends the stream and the timers; a watch after it fails', () => {
     const env = setup();
     const [a] = watchWhole(env, 'a');
@@ -591,9 +608,6 @@ describe('xDS client: watchers, dump, trace (A88 "Changes to XdsClient Watcher A
     env.clock.advance(60_000);
     assert.deepEqual(a!.take(), []);
     assert.equal(env.client.dump().stream, 'closed');
-    const late = new RecordingWatcher(show);
-    env.client.watch(wholeThingType, 'a', late);
-    env.clock.runDue();
-    assert.deepEqual(late.take(), ['error UNAVAILABLE']);
+    assert.deepEqual(lateWatcher(env, 'a').take(), ['error UNAVAILABLE']);
   });
 });
