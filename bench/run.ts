@@ -6,6 +6,7 @@
 import { runAdapterBench } from './adapter.js';
 import { runEdsDecodeBench } from './eds-decode.js';
 import { runPriorityBench } from './priority.js';
+import { runRegexRewriteBench } from './regex-rewrite.js';
 import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
 import { runStormBench } from './storm.js';
@@ -16,6 +17,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   adapter: runAdapterBench,
   priority: runPriorityBench,
   'ring-hash': runRingHashBench,
+  'regex-rewrite': runRegexRewriteBench,
   storm: runStormBench,
   'weighted-round-robin': runWeightedRoundRobinBench,
   'eds-decode': runEdsDecodeBench,

@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { NODE_TEST_ARGS } from './node-test-args.mjs';
 
 function find(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
@@ -20,21 +21,7 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const result = spawnSync(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--test',
-    '--test-reporter=spec',
-    // A test stuck on a real socket fails after a minute instead of hanging CI, and a test file whose
-    // process would not exit (a leaked handle) is ended when its tests are done.
-    '--test-timeout=60000',
-    '--test-force-exit',
-    ...files,
-  ],
-  {
-    stdio: 'inherit',
-  },
-);
+const result = spawnSync(process.execPath, [...NODE_TEST_ARGS, ...files], {
+  stdio: 'inherit',
+});
 process.exit(result.status ?? 1);

@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { NODE_TEST_ARGS } from './node-test-args.mjs';
 
 function usage(message) {
   console.error(`test:soak: ${message}\nusage: npm run test:soak -- [--runs N] [--load] [path-fragment ...]`);
@@ -94,15 +95,7 @@ const started = Date.now();
 for (let round = 1; round <= runs; round++) {
   for (const file of files) {
     const t0 = Date.now();
-    const { code, signal, output } = await run(process.execPath, [
-      '--import',
-      'tsx',
-      '--test',
-      '--test-reporter=spec',
-      '--test-timeout=60000',
-      '--test-force-exit',
-      file,
-    ]);
+    const { code, signal, output } = await run(process.execPath, [...NODE_TEST_ARGS, file]);
     const ms = Date.now() - t0;
     const c = counts.get(file);
     c.slowestMs = Math.max(c.slowestMs, ms);

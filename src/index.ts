@@ -1,5 +1,84 @@
-// lbtree's public face: the LB API and every policy. Subpath entries: `lbtree/sim` (the deterministic
-// simulator), `lbtree/grpc-js` (the @grpc/grpc-js adapter), `lbtree/xds` (xDS-configured policies).
+// lbtree's public face (docs/api.md describes it): the LB API, every policy (factory, config parser and
+// config type, channel settings, the policy class) and the registry helpers; XXH64 as ring_hash uses it.
+// Machinery shared between policies (petioles, endpoint lists, pickers, counters) stays internal: tests,
+// benchmarks and the other layers import it from its own module. Importing this entry loads no regex
+// engine: RE2 comes with the xDS route hash policies (`lbtree/xds`, the grpc-js adapter).
+// Subpath entries: `lbtree/sim` (the deterministic simulator), `lbtree/grpc-js` (the @grpc/grpc-js
+// adapter), `lbtree/xds` (xDS-configured policies).
+
+// The LB API: states, statuses, addresses and endpoints, attributes, pickers, the policy / helper /
+// subchannel interfaces, config errors and readers, the registry and the clock.
 export * from './core/index.js';
-export * from './hash/index.js';
-export * from './policies/index.js';
+export { xxh64, xxh64Into } from './hash/xxh64.js';
+// Each policy: its gRFC name, factory, config parser and config type, the channel settings it reads (with
+// defaults and limits) and its class, for direct use under a Helper (the simulator and benchmarks do);
+// the registry helpers; `buildRing`, the ring ring_hash builds for a set of weighted endpoints.
+export {
+  ALL_POLICIES,
+  buildRing,
+  CONNECTION_ATTEMPT_DELAY_ARG,
+  DEFAULT_CHOICE_COUNT,
+  DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+  DEFAULT_MAX_RING_SIZE,
+  DEFAULT_MIN_RING_SIZE,
+  DEFAULT_PRIORITY_CHILD_RETENTION_MS,
+  DEFAULT_PRIORITY_FAILOVER_TIMEOUT_MS,
+  DEFAULT_RING_SIZE_CAP,
+  defaultRegistry,
+  LEAST_REQUEST,
+  LeastRequest,
+  type LeastRequestConfig,
+  leastRequestFactory,
+  MAX_CHOICE_COUNT,
+  MAX_CONNECTION_ATTEMPT_DELAY_MS,
+  MAX_RING_SIZE_LIMIT,
+  MIN_CHOICE_COUNT,
+  MIN_CONNECTION_ATTEMPT_DELAY_MS,
+  OUTLIER_DETECTION,
+  OUTLIER_DETECTION_DEFAULTS,
+  OutlierDetection,
+  type OutlierDetectionConfig,
+  outlierDetectionFactory,
+  PICK_FIRST,
+  PickFirst,
+  type PickFirstConfig,
+  POLICY_ALIASES,
+  PRIORITY,
+  PRIORITY_CHILD_POLICY_CACHE_ARG,
+  PRIORITY_CHILD_POLICY_CACHE_ENV,
+  PRIORITY_CHILD_RETENTION_ARG,
+  PRIORITY_FAILOVER_TIMEOUT_ARG,
+  type PriorityChildConfig,
+  type PriorityConfig,
+  PriorityLb,
+  parseLeastRequestConfig,
+  parseOutlierDetectionConfig,
+  parsePickFirstConfig,
+  parsePriorityConfig,
+  parseRingHashConfig,
+  parseWeightedTargetConfig,
+  parseWrrLocalityConfig,
+  pickFirstFactory,
+  priorityFactory,
+  RING_HASH,
+  RING_SIZE_CAP_ARG,
+  type Ring,
+  RingHash,
+  type RingHashConfig,
+  ROUND_ROBIN,
+  RoundRobin,
+  registerAllPolicies,
+  registerPolicy,
+  ringHashFactory,
+  roundRobinFactory,
+  WEIGHTED_TARGET,
+  WEIGHTED_TARGET_CHILD_RETENTION_MS,
+  type WeightedTargetChildConfig,
+  type WeightedTargetConfig,
+  WeightedTargetLb,
+  WRR_LOCALITY,
+  WrrLocality,
+  type WrrLocalityConfig,
+  weightedTargetFactory,
+  wrrLocalityFactory,
+} from './policies/index.js';

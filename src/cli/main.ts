@@ -1,9 +1,24 @@
 #!/usr/bin/env node
-// The `lbtree` command. `lbtree demo` plays scripted load-balancing scenarios on real loopback backends.
+// The `lbtree` command. `lbtree demo` plays scripted load-balancing scenarios on real loopback backends;
+// `lbtree simulate` runs an xDS cluster in the deterministic simulator; `lbtree control-plane` serves xDS
+// resources. Only the commands that need real servers (demo, control-plane) load @grpc/grpc-js (an optional
+// peer), and only when they run.
 import { parseArgs } from 'node:util';
-import { runControlPlane } from './control-plane/command.js';
-import { runDemo, SCENARIOS } from './demo/run-demo.js';
-import { simulate } from './simulate/command.js';
+import { SCENARIOS } from './demo/catalog.js';
+import { MissingPeerError, withGrpcJs } from './optional-peer.js';
+
+/** Two aligned columns: each term padded to the longest, descriptions wrapped under one another. */
+function columns(rows: readonly (readonly [string, string])[], indent = 2): string {
+  const width = Math.max(...rows.map(([term]) => term.length)) + 2;
+  return rows
+    .map(([term, text]) =>
+      text
+        .split('\n')
+        .map((line, i) => `${' '.repeat(indent)}${(i === 0 ? term : '').padEnd(width)}${line}`)
+        .join('\n'),
+    )
+    .join('\n');
+}
 
 const HELP = `lbtree — gRPC client-side load balancing for Node.js
 
@@ -13,76 +28,137 @@ Usage:
   lbtree control-plane --resources FILE [--port N] [--host H] [--print-bootstrap] [--bootstrap-file OUT]
   lbtree --help
 
-demo    Starts real gRPC servers on loopback (IPv4, and IPv6 when available), a client channel that
-        balances with lbtree, and plays scripted scenarios under steady RPC load. On a terminal it shows a
-        live view; otherwise (or with --plain) it prints progress lines. Ends with a summary.
-
-simulate
-        Runs an xDS cluster in the deterministic simulator: an Envoy Cluster and ClusterLoadAssignment
-        (proto3 JSON or YAML) become lbtree's policy tree (A52 LB policy registry, EDS → priority tree),
-        driven by a request rate and a scripted scenario (endpoints, localities or priorities failing,
-        hanging, recovering). Prints a timeline and the traffic share per priority / locality / endpoint;
-        --html writes a self-contained page with charts. Examples: examples/simulate/.
-
-control-plane
-        An xDS control plane (ADS v3, state of the world) on grpc-js serving the Envoy resources in FILE
-        (YAML or JSON: a list of proto3 JSON resources with "@type") to any gRPC xDS client. Prints
-        "listening on HOST:PORT", reloads FILE when it changes (a new version for every client; a file
-        that does not load is reported and the last good set keeps serving), prints every client's ACK
-        and NACK, and stops on SIGTERM / Ctrl-C. Example: examples/control-plane/.
-
-Control-plane options:
-  --resources        The resources file (required)
-  --port             Port to listen on (default 18000; 0 picks a free one)
-  --host             Address to listen on (default 127.0.0.1)
-  --print-bootstrap  Print a client bootstrap JSON (for GRPC_XDS_BOOTSTRAP_CONFIG) once listening
-  --bootstrap-file   Write that bootstrap to a file (for GRPC_XDS_BOOTSTRAP)
-  --node-id          node.id in the bootstrap (default lbtree-client)
+Commands:
+${columns([
+  [
+    'demo',
+    'Starts real gRPC servers on loopback (IPv4, and IPv6 when available), a client channel that\n' +
+      'balances with lbtree, and plays scripted scenarios under steady RPC load. On a terminal it shows\n' +
+      'a live view; otherwise (or with --plain) it prints progress lines. Ends with a summary.\n' +
+      'Needs @grpc/grpc-js installed beside lbtree.',
+  ],
+  [
+    'simulate',
+    'Runs an xDS cluster in the deterministic simulator: an Envoy Cluster and ClusterLoadAssignment\n' +
+      '(proto3 JSON or YAML) become lbtree’s policy tree (A52 LB policy registry, EDS → priority tree),\n' +
+      'driven by a request rate and a scripted scenario (endpoints, localities or priorities failing,\n' +
+      'hanging, recovering). Prints a timeline and the traffic share per priority / locality /\n' +
+      'endpoint; --html writes a self-contained page with charts. Examples: examples/simulate/.',
+  ],
+  [
+    'control-plane',
+    'An xDS control plane (ADS v3, state of the world) on grpc-js serving the Envoy resources in\n' +
+      'FILE (YAML or JSON: a list of proto3 JSON resources with "@type") to any gRPC xDS client.\n' +
+      'Prints "listening on HOST:PORT", reloads FILE when it changes (a new version for every\n' +
+      'client; a file that does not load is reported and the last good set keeps serving), prints\n' +
+      "every client's ACK and NACK, and stops on SIGTERM / Ctrl-C. Example: examples/control-plane/.\n" +
+      'Needs @grpc/grpc-js installed beside lbtree.',
+  ],
+])}
 
 Demo options:
-  --scenario    Scenarios to play, comma-separated (default: all): ${SCENARIOS.map((s) => s.name).join(', ')}
-  --duration    Seconds of load per scenario, 6 to 600 (default 12; Happy Eyeballs uses at most 4)
-  --plain       Progress lines even on a terminal
-  -h, --help    This text
+${columns([
+  ['--scenario NAME,…', 'Scenarios to play, comma-separated (default: all)'],
+  [
+    '--duration SECONDS',
+    'Seconds of load per scenario, 6 to 600 (default 12; Happy Eyeballs uses at most 4)',
+  ],
+  ['--plain', 'Progress lines even on a terminal'],
+])}
 
-Scenarios:
-${SCENARIOS.map((s) => `  ${s.name.padEnd(16)} ${s.summary}`).join('\n')}
+Simulate options:
+${columns([
+  ['--cluster FILE', 'The Envoy Cluster resource (YAML or proto3 JSON)'],
+  ['--endpoints FILE', 'Its ClusterLoadAssignment'],
+  ['--scenario FILE', 'Rate, step, duration and timed events (see examples/simulate/)'],
+  ['--html OUT.html', 'Also write a self-contained page with charts'],
+])}
+
+Control-plane options:
+${columns([
+  ['--resources FILE', 'The resources file (required)'],
+  ['--port N', 'Port to listen on (default 18000; 0 picks a free one)'],
+  ['--host H', 'Address to listen on (default 127.0.0.1)'],
+  ['--print-bootstrap', 'Print a client bootstrap JSON (for GRPC_XDS_BOOTSTRAP_CONFIG) once listening'],
+  ['--bootstrap-file OUT', 'Write that bootstrap to a file (for GRPC_XDS_BOOTSTRAP)'],
+  ['--node-id ID', 'node.id in the bootstrap (default lbtree-client)'],
+])}
+
+Other options:
+${columns([['-h, --help', 'This text']])}
+
+Demo scenarios:
+${columns(SCENARIOS.map((s) => [s.name, s.summary]))}
 `;
 
-async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      scenario: { type: 'string' },
-      duration: { type: 'string' },
-      plain: { type: 'boolean', default: false },
-      cluster: { type: 'string' },
-      endpoints: { type: 'string' },
-      html: { type: 'string' },
-      resources: { type: 'string' },
-      port: { type: 'string' },
-      host: { type: 'string' },
-      'print-bootstrap': { type: 'boolean', default: false },
-      'bootstrap-file': { type: 'string' },
-      'node-id': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  const command = positionals[0];
-  if (values.help || command === undefined || command === 'help') {
-    process.stdout.write(HELP);
-    return values.help || command === 'help' ? 0 : 2;
+/** Which options each command takes (the rest are usage errors). */
+const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  demo: ['scenario', 'duration', 'plain'],
+  simulate: ['cluster', 'endpoints', 'scenario', 'html'],
+  'control-plane': ['resources', 'port', 'host', 'print-bootstrap', 'bootstrap-file', 'node-id'],
+};
+
+class UsageError extends Error {}
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        scenario: { type: 'string' },
+        duration: { type: 'string' },
+        plain: { type: 'boolean' },
+        cluster: { type: 'string' },
+        endpoints: { type: 'string' },
+        html: { type: 'string' },
+        resources: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'print-bootstrap': { type: 'boolean' },
+        'bootstrap-file': { type: 'string' },
+        'node-id': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (e) {
+    // node:util's messages name the option; its stack is of no use to someone who mistyped a flag.
+    const code = (e as { code?: string }).code ?? '';
+    if (!code.startsWith('ERR_PARSE_ARGS')) throw e;
+    const unknown = /Unknown option '([^']+)'/.exec((e as Error).message);
+    throw new UsageError(unknown ? `unknown option ${unknown[1]}` : (e as Error).message);
   }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv);
+  const command = positionals[0];
+  if (values.help || command === 'help') {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (command === undefined) throw new UsageError('no command given');
+  const allowed = COMMAND_OPTIONS[command];
+  if (!allowed) throw new UsageError(`unknown command "${command}"`);
+  if (positionals.length > 1)
+    throw new UsageError(`unexpected argument "${positionals[1]}" after ${command}`);
+  for (const option of Object.keys(values))
+    if (!allowed.includes(option)) throw new UsageError(`${command} takes no --${option} option`);
+
   if (command === 'simulate') {
     const { cluster, endpoints, scenario, html } = values;
-    if (!cluster || !endpoints || !scenario) {
-      process.stderr.write('lbtree simulate: --cluster, --endpoints and --scenario are required\n');
-      return 2;
-    }
+    if (!cluster || !endpoints || !scenario)
+      throw new UsageError('simulate needs --cluster, --endpoints and --scenario');
+    const { simulate } = await import('./simulate/command.js');
     try {
-      simulate({ cluster, endpoints, scenario, ...(html ? { html } : {}) }, (text) =>
-        process.stdout.write(text),
+      simulate(
+        {
+          cluster,
+          endpoints,
+          scenario,
+          ...(html ? { html } : {}),
+        },
+        (text) => process.stdout.write(text),
       );
     } catch (e) {
       // Invalid resources and scenarios are the user's input: show the reason, not a stack.
@@ -91,25 +167,20 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   }
+
   if (command === 'control-plane') return controlPlane(values);
-  if (command !== 'demo') {
-    process.stderr.write(`lbtree: unknown command "${command}"\n\n${HELP}`);
-    return 2;
-  }
+
   const durationS = values.duration === undefined ? 12 : Number(values.duration);
   // At least 6 s: a backend that returns is reconnected after its subchannel's backoff (1 s, then 1.6 s, …).
-  if (!Number.isFinite(durationS) || durationS < 6 || durationS > 600) {
-    process.stderr.write('lbtree: --duration must be a number of seconds between 6 and 600\n');
-    return 2;
-  }
+  if (!Number.isFinite(durationS) || durationS < 6 || durationS > 600)
+    throw new UsageError('--duration must be a number of seconds between 6 and 600');
   const names = values.scenario?.split(',').map((s) => s.trim()) ?? SCENARIOS.map((s) => s.name);
   const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
-  if (unknown.length > 0) {
-    process.stderr.write(
-      `lbtree: unknown scenario ${unknown.join(', ')} (have: ${SCENARIOS.map((s) => s.name).join(', ')})\n`,
+  if (unknown.length > 0)
+    throw new UsageError(
+      `unknown scenario ${unknown.join(', ')} (have: ${SCENARIOS.map((s) => s.name).join(', ')})`,
     );
-    return 2;
-  }
+  const { runDemo } = await withGrpcJs('demo', () => import('./demo/run-demo.js'));
   const ok = await runDemo({
     scenarios: SCENARIOS.filter((s) => names.includes(s.name)),
     durationMs: durationS * 1000,
@@ -126,15 +197,11 @@ async function controlPlane(values: {
   'bootstrap-file'?: string | undefined;
   'node-id'?: string | undefined;
 }): Promise<number> {
-  if (!values.resources) {
-    process.stderr.write('lbtree control-plane: --resources FILE is required\n');
-    return 2;
-  }
+  if (!values.resources) throw new UsageError('control-plane needs --resources FILE');
   const port = values.port === undefined ? 18000 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write('lbtree control-plane: --port must be a port number (0 to 65535)\n');
-    return 2;
-  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError('--port must be a port number (0 to 65535)');
+  const { runControlPlane } = await withGrpcJs('control-plane', () => import('./control-plane/command.js'));
   const stopped = new Promise<string>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
@@ -159,6 +226,14 @@ async function controlPlane(values: {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e) => {
+    if (e instanceof UsageError) {
+      process.stderr.write(`lbtree: ${e.message}\nRun "lbtree --help" for usage.\n`);
+      process.exit(2);
+    }
+    if (e instanceof MissingPeerError) {
+      process.stderr.write(`${e.message}\n`);
+      process.exit(1);
+    }
     process.stderr.write(`lbtree: ${(e as Error).stack ?? e}\n`);
     process.exit(1);
   },

@@ -1,10 +1,12 @@
 import { RE2JS, RE2JSException } from 're2js';
 import { ConfigError } from '../core/index.js';
+import { LinearMatcher } from './linear-matcher.js';
 
 // Envoy's RegexMatchAndSubstitute (the `regex_rewrite` of a header hash policy) with RE2 semantics. Patterns
 // come from a control plane, so they must never run on a backtracking engine: re2js is a linear-time RE2 port
 // that accepts exactly RE2's syntax. The replacement loop and the `\N` substitution syntax follow RE2's
-// GlobalReplace and Rewrite, which Envoy calls, rather than JavaScript's `$N` replace semantics.
+// GlobalReplace and Rewrite, which Envoy calls, rather than JavaScript's `$N` replace semantics. Matches are
+// found by LinearMatcher, so a rewrite costs time linear in the header length whatever the pattern.
 
 /** One piece of a parsed substitution: literal text or a capture group number. */
 type Piece = string | number;
@@ -14,7 +16,7 @@ type Piece = string | number;
  * `substitution`, in which `\0`…`\9` insert capture groups and `\\` is a backslash.
  */
 export class RegexRewrite {
-  private readonly regex: RE2JS;
+  private readonly matcher: LinearMatcher;
   private readonly pieces: readonly Piece[];
 
   /** Throws a ConfigError at the JSON path of the pattern or the substitution when either is invalid. */
@@ -24,25 +26,27 @@ export class RegexRewrite {
     patternPath = '$.pattern',
     substitutionPath = '$.substitution',
   ) {
+    let regex: RE2JS;
     try {
-      this.regex = RE2JS.compile(pattern);
+      regex = RE2JS.compile(pattern);
     } catch (e) {
       if (!(e instanceof RE2JSException)) throw e;
       throw new ConfigError(patternPath, `invalid RE2 regular expression: ${e.message}`);
     }
-    this.pieces = parseSubstitution(substitution, this.regex.groupCount(), substitutionPath);
+    this.matcher = new LinearMatcher(regex);
+    this.pieces = parseSubstitution(substitution, regex.groupCount(), substitutionPath);
   }
 
   apply(input: string): string {
-    const m = this.regex.matcher(input);
+    const scan = this.matcher.scan(input);
     const end = input.length;
     let out = '';
     let p = 0;
     let lastEnd = -1;
     let count = 0;
-    while (p <= end && m.find(p)) {
-      const start = m.start();
-      const stop = m.end();
+    for (let m = p <= end ? scan.find(p) : null; m !== null; m = p <= end ? scan.find(p) : null) {
+      const start = m[0]!;
+      const stop = m[1]!;
       if (p < start) out += input.slice(p, start);
       if (start === stop && start === lastEnd) {
         // RE2: no empty match right where the previous match ended; copy one character and go on.
@@ -57,7 +61,7 @@ export class RegexRewrite {
       }
       for (const piece of this.pieces) {
         if (typeof piece === 'string') out += piece;
-        else if (m.start(piece) >= 0) out += input.slice(m.start(piece), m.end(piece));
+        else if (m[2 * piece]! >= 0) out += input.slice(m[2 * piece], m[2 * piece + 1]);
       }
       p = stop;
       lastEnd = stop;

@@ -73,7 +73,79 @@ test('lbtree simulate prints the timeline and writes a self-contained HTML page'
   assert.match(r.stdout, /Traffic share over the whole run/);
   const page = readFileSync(html, 'utf8');
   assert.match(page, /<svg/);
+  assert.match(page, /Simulated 30 s of virtual time at \d+ requests\/s, sampled every 1 s/);
+  assert.match(page, /aria-label="channel state"/);
+  assert.match(page, /priority 0<\/span>.*priority 1<\/span>/s);
+  assert.match(page, /svg\{display:block;width:100%/);
   assert.doesNotMatch(page, /<script|src="http/);
+});
+
+test('simulate: misspelled scenario fields and events after the end are rejected, naming them', () => {
+  assert.throws(() => parseScenario({ duratoin: '10s' }), /scenario\.duratoin: unknown field/);
+  assert.throws(
+    () => parseScenario({ events: [{ at: '1s', fail: { locality: 'a' }, when: 2 }] }),
+    /scenario\.events\[0\]\.when: unknown field/,
+  );
+  assert.throws(
+    () => parseScenario({ duration: '60s', events: [{ at: '70s', fail: { locality: 'a' } }] }),
+    /scenario\.events\[0\]\.at: "70s" is not before the end of the scenario \(duration 60s\)/,
+  );
+});
+
+test('simulate: an event naming no endpoint, locality or priority of the cluster is rejected', () => {
+  const tree = clusterToTreeFromJson(
+    example('cluster-wrr-locality.yaml'),
+    example('endpoints-two-priorities.yaml'),
+  );
+  assert.throws(
+    () => runScenario(tree, parseScenario({ events: [{ at: '1s', fail: { locality: 'us-east1-z' } }] })),
+    /scenario\.events\[0\]\.fail\.locality: no locality "us-east1-z" in the endpoints \(have: us-east1\/us-east1-a/,
+  );
+  assert.throws(
+    () => runScenario(tree, parseScenario({ events: [{ at: '1s', hang: { priority: 7 } }] })),
+    /scenario\.events\[0\]\.hang\.priority: no priority "7"/,
+  );
+  // A priority is named by its index, as reports label it.
+  const report = runScenario(
+    tree,
+    parseScenario({ duration: '3s', events: [{ at: '1s', fail: { priority: 0 } }] }),
+  );
+  assert.equal(report.events[0]!.addresses.length, 5);
+  assert.deepEqual([...new Set(report.endpoints.map((e) => e.priority))], ['priority 0', 'priority 1']);
+});
+
+test('simulate: a weightless locality and an unwritable --html are rejected before anything runs, naming them', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lbtree-'));
+  const weightless = join(dir, 'weightless.json');
+  const noWeight = example('endpoints-two-priorities.yaml');
+  delete noWeight.endpoints[2].load_balancing_weight;
+  writeFileSync(weightless, JSON.stringify(noWeight));
+  const options = {
+    cluster: 'examples/simulate/cluster-wrr-locality.yaml',
+    endpoints: weightless,
+    scenario: 'examples/simulate/scenario-zone-outage.yaml',
+  };
+  let printed = '';
+  const print = (text: string) => {
+    printed += text;
+  };
+  assert.throws(
+    () => simulate(options, print),
+    /endpoints\[2\] \(locality .*us-west1-a.*\) has no load_balancing_weight/,
+  );
+  assert.throws(
+    () =>
+      simulate(
+        {
+          ...options,
+          endpoints: 'examples/simulate/endpoints-two-priorities.yaml',
+          html: join(dir, 'no-such-dir', 'out.html'),
+        },
+        print,
+      ),
+    /--html .*no-such-dir\/out\.html: cannot write the page/,
+  );
+  assert.equal(printed, '', 'found out before running');
 });
 
 test('lbtree simulate rejects an unknown field in a resource file, naming its JSON path', () => {

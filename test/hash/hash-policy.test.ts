@@ -5,12 +5,12 @@ import {
   CHANNEL_ID_FILTER_STATE_KEY,
   type HashPolicy,
   newChannelId,
-  parseHashPolicies,
   RegexRewrite,
   RequestHasher,
   xxh64,
 } from '../../src/hash/index.js';
 import { seededRandom } from '../../src/sim/index.js';
+import { parseHashPolicies } from '../../src/xds/route-hash-policy.js';
 
 const MASK = (1n << 64n) - 1n;
 const rotl1 = (h: bigint) => ((h << 1n) | (h >> 63n)) & MASK;

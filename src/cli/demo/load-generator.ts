@@ -1,4 +1,4 @@
-import type { ServiceError } from '@grpc/grpc-js';
+import { type ServiceError, status } from '@grpc/grpc-js';
 import { type BackendClientType, whoami } from '../loopback-backends.js';
 
 /**
@@ -8,6 +8,7 @@ import { type BackendClientType, whoami } from '../loopback-backends.js';
 export class LoadGenerator {
   readonly served = new Map<string, number>();
   failures = 0;
+  /** The last failure's status, as a sentence: `CANCELLED (code 1): Call cancelled`. */
   lastFailure = '';
   private running = false;
   private issued = 0;
@@ -45,7 +46,8 @@ export class LoadGenerator {
               this.served.set(name, (this.served.get(name) ?? 0) + 1);
             } catch (e) {
               this.failures++;
-              this.lastFailure = (e as ServiceError).message;
+              const error = e as ServiceError;
+              this.lastFailure = `${status[error.code] ?? 'UNKNOWN'} (code ${error.code}): ${error.details}`;
             }
             const wait = pauseMs - (Date.now() - started);
             if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -60,6 +62,13 @@ export class LoadGenerator {
     this.running = false;
     await Promise.all(this.workers);
     this.workers = [];
+  }
+
+  /** `2 RPCs in flight on <where> failed` plus the last status, or '' when none failed. */
+  describeFailures(where: string): string {
+    if (this.failures === 0) return '';
+    const rpcs = this.failures === 1 ? '1 RPC' : `${this.failures} RPCs`;
+    return `${rpcs} in flight on ${where} failed; the last error was ${this.lastFailure}`;
   }
 
   snapshot(): Map<string, number> {

@@ -1,18 +1,7 @@
 import { register } from '../../grpc-js/index.js';
 import { hasIPv6Loopback } from '../loopback-backends.js';
 import type { Scenario, ScenarioResult } from './scenario.js';
-import { happyEyeballsScenario } from './scenarios/happy-eyeballs.js';
-import { priorityFailoverScenario } from './scenarios/priority-failover.js';
-import { ringHashAffinityScenario } from './scenarios/ring-hash-affinity.js';
-import { roundRobinScenario } from './scenarios/round-robin.js';
 import { LiveView, PlainView, type View } from './view.js';
-
-export const SCENARIOS: readonly Scenario[] = [
-  roundRobinScenario,
-  happyEyeballsScenario,
-  priorityFailoverScenario,
-  ringHashAffinityScenario,
-];
 
 export interface DemoOptions {
   readonly scenarios: readonly Scenario[];

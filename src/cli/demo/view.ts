@@ -26,11 +26,23 @@ export interface View {
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
-/** Redraws one screen in place. */
+const SHOW_CURSOR = '\x1b[?25h';
+const HIDE_CURSOR = '\x1b[?25l';
+
+/**
+ * Redraws one screen in place, with the cursor hidden meanwhile. The cursor comes back on close, and also
+ * when the user presses Ctrl-C (SIGINT, SIGTERM): the process then ends with 130 as a shell expects.
+ */
 export class LiveView implements View {
   private readonly events: string[] = [];
-  constructor(private readonly out: NodeJS.WriteStream) {
-    out.write('\x1b[?25l'); // hide the cursor while redrawing
+  private readonly interrupted = (): void => {
+    this.close();
+    process.exit(130);
+  };
+  constructor(private readonly out: NodeJS.WritableStream) {
+    out.write(HIDE_CURSOR);
+    process.once('SIGINT', this.interrupted);
+    process.once('SIGTERM', this.interrupted);
   }
   event(text: string): void {
     this.events.push(text);
@@ -61,7 +73,9 @@ export class LiveView implements View {
     this.out.write(`\x1b[H\x1b[2J${screen.join('\n')}\n`);
   }
   close(): void {
-    this.out.write('\x1b[?25h');
+    process.off('SIGINT', this.interrupted);
+    process.off('SIGTERM', this.interrupted);
+    this.out.write(SHOW_CURSOR);
   }
 }
 

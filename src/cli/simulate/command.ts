@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { clusterToTreeFromJson } from '../../xds/index.js';
 import { htmlReport } from './html.js';
@@ -27,9 +27,13 @@ function readResource(path: string): unknown {
  * lbtree's policy tree, run in the simulator under the scenario; prints the timeline and shares.
  */
 export function simulate(options: SimulateOptions, out: (text: string) => void): void {
+  // The page is written last: find out now, not after the run, that it cannot be.
+  if (options.html) checkWritable(options.html);
+  const endpoints = readResource(options.endpoints);
+  checkLocalityWeights(endpoints, options.endpoints);
   // Every Envoy field is known (the generated protos are complete), so an unknown one is a typo: it is
   // rejected with its JSON path rather than silently dropped.
-  const tree = clusterToTreeFromJson(readResource(options.cluster), readResource(options.endpoints));
+  const tree = clusterToTreeFromJson(readResource(options.cluster), endpoints);
   const scenario = parseScenario(readResource(options.scenario));
   const report = runScenario(tree, scenario);
   const title = `lbtree simulate: ${options.cluster} + ${options.endpoints} under ${options.scenario}`;
@@ -37,7 +41,37 @@ export function simulate(options: SimulateOptions, out: (text: string) => void):
   const timeline = textReport(report);
   out(`${timeline}\n`);
   if (options.html) {
-    writeFileSync(options.html, htmlReport(report, title, timeline));
+    writeFileSync(options.html, htmlReport(report, title, timeline, scenario));
     out(`\nwrote ${options.html}\n`);
   }
+}
+
+function checkWritable(path: string): void {
+  try {
+    closeSync(openSync(path, 'w'));
+  } catch (e) {
+    throw new Error(`--html ${path}: cannot write the page (${(e as Error).message})`);
+  }
+}
+
+/**
+ * An EDS locality without load_balancing_weight (or with 0) is ignored by gRPC clients (gRFC A27), so it
+ * would never get traffic; when every locality of a priority is like that the priority policy is left with
+ * nothing to balance. Say so, naming the locality, instead of letting either happen silently.
+ */
+function checkLocalityWeights(assignment: unknown, file: string): void {
+  const localities = (assignment as { endpoints?: unknown } | null)?.endpoints;
+  if (!Array.isArray(localities)) return;
+  localities.forEach((l: Record<string, unknown> | null, i) => {
+    const weight = l?.load_balancing_weight ?? l?.loadBalancingWeight;
+    const value =
+      typeof weight === 'object' && weight !== null ? (weight as { value?: unknown }).value : weight;
+    if (value === undefined || Number(value) === 0) {
+      const name = JSON.stringify(l?.locality ?? {});
+      throw new Error(
+        `${file}: endpoints[${i}] (locality ${name}) has no load_balancing_weight; gRPC ignores a locality ` +
+          'without a positive weight (gRFC A27), so it would get no traffic. Give it a weight such as 1.',
+      );
+    }
+  });
 }

@@ -1,5 +1,6 @@
 import { type Dimension, groups, shares } from './report.js';
 import type { SimulationReport } from './run-scenario.js';
+import type { Scenario } from './scenario.js';
 
 const QUEUED_COLOR = '#d0d0d0';
 const FAILED_COLOR = '#333333';
@@ -15,9 +16,18 @@ const COLORS = [
   '#9c755f',
   '#bab0ac',
 ];
-const WIDTH = 900;
-const HEIGHT = 220;
+// The drawing's own units; the SVG scales to the page width (width 100%, height following).
+const WIDTH = 1200;
+const HEIGHT = 240;
 const PAD = 40;
+const BAND_HEIGHT = 60;
+const STATE_COLORS: Readonly<Record<string, string>> = {
+  READY: '#59a14f',
+  CONNECTING: '#edc948',
+  IDLE: '#bab0ac',
+  TRANSIENT_FAILURE: '#e15759',
+  SHUTDOWN: '#333333',
+};
 
 const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -27,13 +37,23 @@ function colorOf(name: string, index: number): string {
   return COLORS[index % COLORS.length]!;
 }
 
-/** A stacked-area chart (inline SVG) of each group's share of picks per step, with event markers. */
-function chart(report: SimulationReport, dimension: Dimension): string {
+/** Horizontal position of a moment of the run. */
+function timeScale(durationMs: number): (ms: number) => number {
+  return (ms) => PAD + (durationMs === 0 ? 0 : (ms / durationMs) * (WIDTH - 2 * PAD));
+}
+
+/**
+ * A stacked chart (inline SVG) of each group's share of picks per step, with event markers. Each step is
+ * drawn flat over its whole interval (a step chart): a change shows where the step it happened in begins,
+ * not as a slope from the sample before.
+ */
+function chart(report: SimulationReport, dimension: Dimension, scenario: Scenario): string {
   // Requests that were queued or failed get their own bands, so a priority failover gap shows as such.
   const names = [...groups(report, dimension), '(queued)', '(failed)'];
   const steps = report.steps;
   const n = steps.length;
-  const x = (i: number) => PAD + (n <= 1 ? 0 : (i * (WIDTH - 2 * PAD)) / (n - 1));
+  const x = timeScale(scenario.durationMs);
+  const stepEnd = (i: number) => Math.min(steps[i]!.atMs + scenario.stepMs, scenario.durationMs);
   const y = (share: number) => HEIGHT - PAD + -share * (HEIGHT - 2 * PAD);
   const fractions = steps.map((step) => {
     const s = shares(step, report.endpoints, dimension);
@@ -42,21 +62,25 @@ function chart(report: SimulationReport, dimension: Dimension): string {
     const total = [...s.values()].reduce((a, b) => a + b, 0);
     return names.map((g) => (total === 0 ? 0 : (s.get(g) ?? 0) / total));
   });
+  // Two points per step, at its start and its end, at the same height.
+  const outline = (levels: readonly number[]) =>
+    levels.flatMap((v, i) => [
+      `${x(steps[i]!.atMs).toFixed(1)},${y(v).toFixed(1)}`,
+      `${x(stepEnd(i)).toFixed(1)},${y(v).toFixed(1)}`,
+    ]);
   const layers: string[] = [];
   const base = new Array(n).fill(0) as number[];
   names.forEach((name, gi) => {
     const lower = base.slice();
     for (let i = 0; i < n; i++) base[i]! += fractions[i]![gi]!;
-    const top = base.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`);
-    const bottom = lower.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).reverse();
+    const points = [...outline(base), ...outline(lower).reverse()];
     layers.push(
-      `<polygon points="${[...top, ...bottom].join(' ')}" fill="${colorOf(name, gi)}" opacity="0.85"><title>${escapeHtml(name)}</title></polygon>`,
+      `<polygon points="${points.join(' ')}" fill="${colorOf(name, gi)}" opacity="0.85"><title>${escapeHtml(name)}</title></polygon>`,
     );
   });
-  const durationMs = steps.length > 0 ? steps[steps.length - 1]!.atMs : 0;
   const seenAt = new Map<number, number>();
   const markers = report.events.map((ev) => {
-    const px = PAD + (durationMs === 0 ? 0 : (ev.atMs / durationMs) * (WIDTH - 2 * PAD));
+    const px = x(ev.atMs);
     // Events at the same moment stack their labels instead of overprinting them.
     const row = seenAt.get(ev.atMs) ?? 0;
     seenAt.set(ev.atMs, row + 1);
@@ -67,31 +91,76 @@ function chart(report: SimulationReport, dimension: Dimension): string {
     (v) =>
       `<text x="4" y="${y(v) + 4}" font-size="11">${v * 100}%</text><line x1="${PAD}" x2="${WIDTH - PAD}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
   );
-  const ticks = steps
-    .filter((_, i) => n <= 12 || i % Math.ceil(n / 12) === 0)
-    .map(
-      (s) =>
-        `<text x="${x(steps.indexOf(s))}" y="${HEIGHT - PAD + 16}" font-size="11" text-anchor="middle">${s.atMs / 1000}s</text>`,
-    );
   const legend = names
     .map((g, gi) => `<span class="key"><i style="background:${colorOf(g, gi)}"></i>${escapeHtml(g)}</span>`)
     .join(' ');
   return `<h2>Share by ${dimension}</h2><div>${legend}</div>
-<svg viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="share by ${dimension}">
-${axis.join('\n')}${layers.join('\n')}${markers.join('\n')}${ticks.join('')}</svg>`;
+<svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="share by ${dimension}">
+${axis.join('\n')}${layers.join('\n')}${markers.join('\n')}${timeTicks(report, x, HEIGHT - PAD + 16)}</svg>`;
+}
+
+function timeTicks(report: SimulationReport, x: (ms: number) => number, at: number): string {
+  const steps = report.steps;
+  const every = Math.max(1, Math.ceil(steps.length / 12));
+  return steps
+    .filter((_, i) => i % every === 0)
+    .map(
+      (s) => `<text x="${x(s.atMs)}" y="${at}" font-size="11" text-anchor="middle">${s.atMs / 1000}s</text>`,
+    )
+    .join('');
+}
+
+/** The channel's connectivity state over the run, one colored stretch per step. */
+function stateBand(report: SimulationReport, scenario: Scenario): string {
+  const x = timeScale(scenario.durationMs);
+  const rects = report.steps.map((step) => {
+    const end = Math.min(step.atMs + scenario.stepMs, scenario.durationMs);
+    const color = STATE_COLORS[step.state] ?? '#999';
+    return `<rect x="${x(step.atMs).toFixed(1)}" y="10" width="${(x(end) - x(step.atMs)).toFixed(1)}" height="24" fill="${color}"><title>${step.atMs / 1000}s: ${step.state}</title></rect>`;
+  });
+  const seen = [...new Set(report.steps.map((s) => s.state))];
+  const legend = seen
+    .map((st) => `<span class="key"><i style="background:${STATE_COLORS[st] ?? '#999'}"></i>${st}</span>`)
+    .join(' ');
+  return `<h2>Channel state</h2><div>${legend}</div>
+<svg viewBox="0 0 ${WIDTH} ${BAND_HEIGHT}" role="img" aria-label="channel state">
+${rects.join('\n')}${timeTicks(report, x, 50)}</svg>`;
+}
+
+const secondsText = (ms: number) => `${ms / 1000} s`;
+
+/** One line saying what was simulated: rate, step, duration, connect time, seed and the channel settings. */
+function whatWasSimulated(scenario: Scenario): string {
+  const settings = Object.entries(scenario.settings);
+  return (
+    `Simulated ${secondsText(scenario.durationMs)} of virtual time at ${scenario.rps} requests/s, ` +
+    `sampled every ${secondsText(scenario.stepMs)}; healthy backends connect in ${scenario.connectMs} ms; ` +
+    `seed ${scenario.seed}; timers and channel settings: ` +
+    (settings.length === 0
+      ? 'gRPC defaults (e.g. priority failover timeout 10 s)'
+      : settings.map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(', ')) +
+    '.'
+  );
 }
 
 /** A self-contained page (no scripts, no external assets) with the share charts and the text timeline. */
-export function htmlReport(report: SimulationReport, title: string, timeline: string): string {
+export function htmlReport(
+  report: SimulationReport,
+  title: string,
+  timeline: string,
+  scenario: Scenario,
+): string {
   const dims: Dimension[] = ['priority', 'locality'];
   if (report.endpoints.length <= COLORS.length) dims.push('endpoint');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;margin:24px;color:#222}h2{font-size:16px;margin:24px 0 6px}
 .key{display:inline-block;margin-right:14px;font-size:13px}.key i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
-pre{background:#f6f6f6;padding:12px;font-size:12px;overflow:auto}</style></head>
+pre{background:#f6f6f6;padding:12px;font-size:12px;overflow:auto}svg{display:block;width:100%;height:auto}</style></head>
 <body><h1>${escapeHtml(title)}</h1>
-${dims.map((d) => chart(report, d)).join('\n')}
+<p class="what">${escapeHtml(whatWasSimulated(scenario))}</p>
+${stateBand(report, scenario)}
+${dims.map((d) => chart(report, d, scenario)).join('\n')}
 <h2>Timeline</h2><pre>${escapeHtml(timeline)}</pre>
 </body></html>
 `;

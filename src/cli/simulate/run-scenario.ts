@@ -1,6 +1,6 @@
 import type { Registry } from '../../core/index.js';
 import { type PlainEndpoint, Simulation, seededRandom } from '../../sim/index.js';
-import type { Scenario, ScenarioEvent, Selector } from './scenario.js';
+import { type Scenario, ScenarioError, type ScenarioEvent, type Selector } from './scenario.js';
 
 /** What a timeline reports about one backend endpoint. */
 export interface EndpointInfo {
@@ -8,8 +8,10 @@ export interface EndpointInfo {
   readonly name: string;
   readonly addresses: readonly string[];
   readonly locality: string;
-  /** The priority child the endpoint belongs to (the first element of its hierarchical path). */
+  /** `priority 0`, `priority 1`, …: the endpoint's place in the priority list, as reports show it. */
   readonly priority: string;
+  /** The priority child the endpoint belongs to (the first element of its hierarchical path). */
+  readonly priorityChild: string;
 }
 
 export interface Step {
@@ -34,13 +36,40 @@ function shortLocality(locality: string | undefined): string {
   return m ? m.slice(1).filter(Boolean).join('/') || '(default)' : locality;
 }
 
-export function describeEndpoints(endpoints: readonly PlainEndpoint[]): EndpointInfo[] {
-  return endpoints.map((e) => ({
-    name: e.addresses[0]!,
-    addresses: e.addresses,
-    locality: shortLocality(e.attributes?.locality),
-    priority: e.attributes?.path?.[0] ?? '(none)',
-  }));
+/** The priority list of the first priority policy in an LB config (children in priority order), or []. */
+export function priorityOrder(config: unknown): readonly string[] {
+  if (Array.isArray(config)) {
+    for (const c of config) {
+      const found = priorityOrder(c);
+      if (found.length > 0) return found;
+    }
+    return [];
+  }
+  if (typeof config !== 'object' || config === null) return [];
+  const priority = (config as Record<string, { priorities?: unknown }>).priority_experimental;
+  if (Array.isArray(priority?.priorities)) return priority.priorities.map(String);
+  for (const value of Object.values(config)) {
+    const found = priorityOrder(value);
+    if (found.length > 0) return found;
+  }
+  return [];
+}
+
+export function describeEndpoints(
+  endpoints: readonly PlainEndpoint[],
+  priorities: readonly string[] = [],
+): EndpointInfo[] {
+  return endpoints.map((e) => {
+    const child = e.attributes?.path?.[0] ?? '(none)';
+    const index = priorities.indexOf(child);
+    return {
+      name: e.addresses[0]!,
+      addresses: e.addresses,
+      locality: shortLocality(e.attributes?.locality),
+      priority: index >= 0 ? `priority ${index}` : child,
+      priorityChild: child,
+    };
+  });
 }
 
 /** A locality is named by its full key or by any one of its parts (region, zone or sub-zone). */
@@ -53,8 +82,28 @@ function select(endpoints: readonly EndpointInfo[], target: Selector): EndpointI
     (e) =>
       (target.endpoint !== undefined && e.addresses.includes(target.endpoint)) ||
       (target.locality !== undefined && localityMatches(e.locality, target.locality)) ||
-      (target.priority !== undefined && e.priority === target.priority),
+      (target.priority !== undefined &&
+        [e.priorityChild, e.priority].some(
+          (name) => name === target.priority || name === `priority ${target.priority}`,
+        )),
   );
+}
+
+/** Every event must select at least one endpoint: a misspelled locality would otherwise do nothing. */
+function checkTargets(endpoints: readonly EndpointInfo[], events: readonly ScenarioEvent[]): void {
+  for (const event of events) {
+    if (select(endpoints, event.target).length > 0) continue;
+    const [kind, name] = Object.entries(event.target)[0]!;
+    const known =
+      kind === 'endpoint'
+        ? endpoints.flatMap((e) => e.addresses)
+        : kind === 'locality'
+          ? endpoints.map((e) => e.locality)
+          : endpoints.map((e) => e.priority.replace('priority ', ''));
+    throw new ScenarioError(
+      `${event.path}.${event.action}.${kind}: no ${kind} ${JSON.stringify(name)} in the endpoints (have: ${[...new Set(known)].join(', ')})`,
+    );
+  }
 }
 
 /**
@@ -67,7 +116,8 @@ export function runScenario(
   registry?: Registry,
 ): SimulationReport {
   const sim = new Simulation({ seed: scenario.seed, ...(registry ? { registry } : {}) });
-  const endpoints = describeEndpoints(tree.endpoints);
+  const endpoints = describeEndpoints(tree.endpoints, priorityOrder(tree.config));
+  checkTargets(endpoints, scenario.events);
   const byAddress = new Map<string, EndpointInfo>();
   for (const e of endpoints) for (const a of e.addresses) byAddress.set(a, e);
   for (const a of byAddress.keys()) sim.script(a, { connectAfterMs: scenario.connectMs });

@@ -22,6 +22,8 @@ export interface Selector {
 }
 
 export interface ScenarioEvent {
+  /** Where the event is written in the scenario file, for messages: `scenario.events[2]`. */
+  readonly path: string;
   readonly atMs: number;
   readonly action: EventAction;
   readonly target: Selector;
@@ -53,6 +55,15 @@ export function parseDuration(value: unknown, path: string): number {
   return m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
 }
 
+const SCENARIO_FIELDS = ['duration', 'rps', 'step', 'connect', 'seed', 'settings', 'events'];
+
+/** A misspelled field would otherwise be ignored silently: name it, and what the object accepts. */
+function rejectUnknownFields(o: Record<string, unknown>, allowed: readonly string[], path: string): void {
+  for (const key of Object.keys(o))
+    if (!allowed.includes(key))
+      throw new ScenarioError(`${path}.${key}: unknown field (expected one of ${allowed.join(', ')})`);
+}
+
 function positive(value: unknown, path: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !(value > 0))
@@ -65,9 +76,8 @@ function parseSelector(value: unknown, path: string): Selector {
     throw new ScenarioError(`${path}: expected { endpoint | locality | priority }`);
   const o = value as Record<string, unknown>;
   const keys = Object.keys(o).filter((k) => ['endpoint', 'locality', 'priority'].includes(k));
-  if (keys.length !== 1 || Object.keys(o).length !== 1) {
-    throw new ScenarioError(`${path}: name exactly one of endpoint, locality, priority`);
-  }
+  rejectUnknownFields(o, ['endpoint', 'locality', 'priority'], path);
+  if (keys.length !== 1) throw new ScenarioError(`${path}: name exactly one of endpoint, locality, priority`);
   const key = keys[0]!;
   const v = o[key];
   if (typeof v !== 'string' && typeof v !== 'number')
@@ -78,6 +88,7 @@ function parseSelector(value: unknown, path: string): Selector {
 export function parseScenario(raw: unknown): Scenario {
   if (typeof raw !== 'object' || raw === null) throw new ScenarioError('scenario: expected an object');
   const o = raw as Record<string, unknown>;
+  rejectUnknownFields(o, SCENARIO_FIELDS, 'scenario');
   const events = o.events ?? [];
   if (!Array.isArray(events)) throw new ScenarioError('scenario.events: expected a list');
   const durationMs = parseDuration(o.duration ?? '60s', 'scenario.duration');
@@ -100,9 +111,16 @@ export function parseScenario(raw: unknown): Scenario {
         const actions = ACTIONS.filter((a) => a in ev);
         if (actions.length !== 1)
           throw new ScenarioError(`${path}: name exactly one action of ${ACTIONS.join(', ')}`);
+        rejectUnknownFields(ev, ['at', ...ACTIONS], path);
         const action = actions[0]!;
+        const atMs = parseDuration(ev.at, `${path}.at`);
+        if (atMs >= durationMs)
+          throw new ScenarioError(
+            `${path}.at: ${JSON.stringify(ev.at)} is not before the end of the scenario (duration ${durationMs / 1000}s)`,
+          );
         return {
-          atMs: parseDuration(ev.at, `${path}.at`),
+          path,
+          atMs,
           action,
           target: parseSelector(ev[action], `${path}.${action}`),
         };

@@ -1,6 +1,6 @@
 import { type Backend, newClient, startBackends } from '../../loopback-backends.js';
 import { LoadGenerator } from '../load-generator.js';
-import type { Scenario } from '../scenario.js';
+import type { ScenarioContext, ScenarioResult } from '../scenario.js';
 import { describePhase, type Phase, playStage } from '../stage.js';
 
 /**
@@ -33,72 +33,63 @@ const served = (phase: Phase | undefined, prefix: string) =>
   [...(phase?.served ?? [])].filter(([name]) => name.startsWith(prefix)).reduce((a, [, n]) => a + n, 0);
 
 /** Priority 0 serves; it dies and priority 1 takes over; it comes back and traffic returns. */
-export const priorityFailoverScenario: Scenario = {
-  name: 'priority-failover',
-  summary: 'priority_experimental over two zones; priority 0 dies mid-load and comes back',
-  async run({ view, durationMs }) {
-    const p0 = await startBackends(['p0-east-a', 'p0-east-b']);
-    const p1 = await startBackends(['p1-west-a', 'p1-west-b']);
-    const all: Backend[] = [...p0, ...p1];
-    const target = `endpoints:${[...p0.map((b) => `p0/zone=${b.address}`), ...p1.map((b) => `p1/zone=${b.address}`)].join(';')}`;
-    const client = newClient(target, PRIORITY_FAILOVER_TREE);
-    const load = new LoadGenerator(client);
-    try {
-      load.start();
-      const phases = await playStage({
-        scenario: 'priority failover',
-        view,
-        client,
-        load,
-        backends: all,
-        durationMs,
-        cues: [
-          { atMs: 0, label: 'priority 0 (east) serves; priority 1 (west) is not even connected' },
-          {
-            atMs: durationMs / 3,
-            label: 'priority 0 dies: it reports TRANSIENT_FAILURE and priority 1 takes over',
-            action: () => {
-              for (const b of p0) b.stop();
-            },
+export async function playPriorityFailover({ view, durationMs }: ScenarioContext): Promise<ScenarioResult> {
+  const p0 = await startBackends(['p0-east-a', 'p0-east-b']);
+  const p1 = await startBackends(['p1-west-a', 'p1-west-b']);
+  const all: Backend[] = [...p0, ...p1];
+  const target = `endpoints:${[...p0.map((b) => `p0/zone=${b.address}`), ...p1.map((b) => `p1/zone=${b.address}`)].join(';')}`;
+  const client = newClient(target, PRIORITY_FAILOVER_TREE);
+  const load = new LoadGenerator(client);
+  try {
+    load.start();
+    const phases = await playStage({
+      scenario: 'priority failover',
+      view,
+      client,
+      load,
+      backends: all,
+      durationMs,
+      cues: [
+        { atMs: 0, label: 'priority 0 (east) serves; priority 1 (west) is not even connected' },
+        {
+          atMs: durationMs / 3,
+          label: 'priority 0 dies: it reports TRANSIENT_FAILURE and priority 1 takes over',
+          action: () => {
+            for (const b of p0) b.stop();
           },
-          {
-            atMs: (2 * durationMs) / 3,
-            label: 'priority 0 is back: once it is READY, traffic returns to it',
-            action: async () => {
-              await Promise.all(p0.map((b) => b.start()));
-            },
+        },
+        {
+          atMs: (2 * durationMs) / 3,
+          label: 'priority 0 is back: once it is READY, traffic returns to it',
+          action: async () => {
+            await Promise.all(p0.map((b) => b.start()));
           },
-        ],
-      });
-      await load.stop();
-      const [healthy, down, back] = phases;
-      return {
-        notes: [
-          ...phases.map(describePhase),
-          load.failures > 0
-            ? `${load.failures} RPC(s) in flight on priority 0 when it died failed: ${load.lastFailure}`
-            : '',
-        ].filter(Boolean),
-        expectations: [
-          {
-            description: 'only priority 0 serves while it is healthy',
-            met: served(healthy, 'p1') === 0 && served(healthy, 'p0') > 0,
-          },
-          {
-            description: 'priority 1 takes the traffic while priority 0 is down',
-            met: served(down, 'p1') > 0,
-          },
-          { description: 'traffic returns to priority 0 after it comes back', met: served(back, 'p0') > 0 },
-          {
-            description: 'no RPC failed apart from those in flight on priority 0 when it died (at most 4)',
-            met: load.failures <= 4,
-          },
-        ],
-      };
-    } finally {
-      await load.stop();
-      client.close();
-      for (const b of all) b.stop();
-    }
-  },
-};
+        },
+      ],
+    });
+    await load.stop();
+    const [healthy, down, back] = phases;
+    return {
+      notes: [...phases.map(describePhase), load.describeFailures('priority 0 when it died')].filter(Boolean),
+      expectations: [
+        {
+          description: 'only priority 0 serves while it is healthy',
+          met: served(healthy, 'p1') === 0 && served(healthy, 'p0') > 0,
+        },
+        {
+          description: 'priority 1 takes the traffic while priority 0 is down',
+          met: served(down, 'p1') > 0,
+        },
+        { description: 'traffic returns to priority 0 after it comes back', met: served(back, 'p0') > 0 },
+        {
+          description: 'no RPC failed apart from those in flight on priority 0 when it died (at most 4)',
+          met: load.failures <= 4,
+        },
+      ],
+    };
+  } finally {
+    await load.stop();
+    client.close();
+    for (const b of all) b.stop();
+  }
+}

@@ -1,69 +1,65 @@
 import { newClient, startBackends } from '../../loopback-backends.js';
 import { LoadGenerator } from '../load-generator.js';
-import type { Scenario } from '../scenario.js';
+import type { ScenarioContext, ScenarioResult } from '../scenario.js';
 import { describePhase, playStage } from '../stage.js';
 
 /** round_robin spreads load; a backend dies and traffic moves; it returns and traffic comes back. */
-export const roundRobinScenario: Scenario = {
-  name: 'round-robin',
-  summary: 'round_robin over 3 backends; one goes away mid-load and comes back',
-  async run({ view, durationMs }) {
-    const backends = await startBackends(['alpha', 'bravo', 'charlie']);
-    const client = newClient(`endpoints:${backends.map((b) => b.address).join(';')}`, [
-      { lbtree_round_robin: {} },
-    ]);
-    const load = new LoadGenerator(client);
-    const bravo = backends[1]!;
-    try {
-      load.start();
-      const phases = await playStage({
-        scenario: 'round_robin',
-        view,
-        client,
-        load,
-        backends,
-        durationMs,
-        cues: [
-          { atMs: 0, label: 'round_robin spreads RPCs over alpha, bravo, charlie' },
-          {
-            atMs: durationMs / 3,
-            label: 'bravo goes away (GOAWAY, drains): traffic moves to alpha and charlie',
-            action: () => bravo.drain(),
+export async function playRoundRobin({ view, durationMs }: ScenarioContext): Promise<ScenarioResult> {
+  const backends = await startBackends(['alpha', 'bravo', 'charlie']);
+  const client = newClient(`endpoints:${backends.map((b) => b.address).join(';')}`, [
+    { lbtree_round_robin: {} },
+  ]);
+  const load = new LoadGenerator(client);
+  const bravo = backends[1]!;
+  try {
+    load.start();
+    const phases = await playStage({
+      scenario: 'round_robin',
+      view,
+      client,
+      load,
+      backends,
+      durationMs,
+      cues: [
+        { atMs: 0, label: 'round_robin spreads RPCs over alpha, bravo, charlie' },
+        {
+          atMs: durationMs / 3,
+          label: 'bravo goes away (GOAWAY, drains): traffic moves to alpha and charlie',
+          action: () => bravo.drain(),
+        },
+        {
+          atMs: (2 * durationMs) / 3,
+          label: 'bravo is back: round_robin reconnects and spreads again',
+          action: async () => {
+            await bravo.start();
           },
-          {
-            atMs: (2 * durationMs) / 3,
-            label: 'bravo is back: round_robin reconnects and spreads again',
-            action: async () => {
-              await bravo.start();
-            },
-          },
-        ],
-      });
-      await load.stop();
-      const [steady, down, back] = phases;
-      const spread = (p: typeof steady) => [...(p?.served.values() ?? [])];
-      const even = (values: number[]) =>
-        values.length === 3 && Math.min(...values) >= 0.8 * (values.reduce((a, b) => a + b, 0) / 3);
-      return {
-        notes: phases.map(describePhase),
-        expectations: [
-          {
-            description: 'steady load is spread evenly (each backend within 20%)',
-            met: even(spread(steady)),
-          },
-          {
-            // RPCs already in flight on bravo when it went away finish there (at most one per caller).
-            description: 'bravo serves nothing new while it is down (at most the 4 RPCs in flight)',
-            met: (down?.served.get('bravo') ?? 0) <= 4,
-          },
-          { description: 'bravo serves again after it returns', met: (back?.served.get('bravo') ?? 0) > 0 },
-          { description: 'no wait-for-ready RPC failed', met: load.failures === 0 },
-        ],
-      };
-    } finally {
-      await load.stop();
-      client.close();
-      for (const b of backends) b.stop();
-    }
-  },
-};
+        },
+      ],
+    });
+    await load.stop();
+    const [steady, down, back] = phases;
+    const spread = (p: typeof steady) => [...(p?.served.values() ?? [])];
+    const even = (values: number[]) =>
+      values.length === 3 && Math.min(...values) >= 0.8 * (values.reduce((a, b) => a + b, 0) / 3);
+    return {
+      notes: phases.map(describePhase),
+      expectations: [
+        {
+          description: 'steady load is spread evenly (each backend within 20%)',
+          met: even(spread(steady)),
+        },
+        {
+          // RPCs already in flight on bravo when it went away finish there (at most one per caller).
+          description: 'bravo serves nothing new while it is down (at most the 4 RPCs in flight)',
+          met: (down?.served.get('bravo') ?? 0) <= 4,
+        },
+        { description: 'bravo serves again after it returns', met: (back?.served.get('bravo') ?? 0) > 0 },
+        { description: 'no wait-for-ready RPC failed', met: load.failures === 0 },
+      ],
+    };
+  } finally {
+    await load.stop();
+    client.close();
+    for (const b of backends) b.stop();
+  }
+}

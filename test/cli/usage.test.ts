@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+
+const lbtree = (...args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+
+test('an unknown flag, or one of another command, is a usage error (exit 2), not a stack trace', () => {
+  for (const [args, message] of [
+    [['demo', '--bogus'], /lbtree: unknown option --bogus/],
+    [['simulate', '--duration', '5'], /lbtree: simulate takes no --duration option/],
+    [['frobnicate'], /lbtree: unknown command "frobnicate"/],
+  ] as const) {
+    const r = lbtree(...args);
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message);
+    assert.match(r.stderr, /lbtree --help/);
+    assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  }
+});
+
+test('--help: within each section the descriptions start in one column', () => {
+  const r = lbtree('--help');
+  assert.equal(r.status, 0);
+  const sections = r.stdout
+    .split(/\n\n/)
+    .filter((s) => /^[A-Z][^\n]*:\n {2}/.test(s) && !s.startsWith('Usage'));
+  assert.ok(sections.length >= 4, `sections found: ${sections.length}`);
+  for (const section of sections) {
+    const starts = section
+      .split('\n')
+      .slice(1)
+      .filter((line) => line.trim() !== '')
+      .map((line) => {
+        const term = /^ {2}(\S+(?: \S+)*)( {2,})\S/.exec(line);
+        return term ? 2 + term[1]!.length + term[2]!.length : line.search(/\S/);
+      });
+    assert.equal(new Set(starts).size, 1, `misaligned section:\n${section}`);
+  }
+});
+
+test('Ctrl-C during the live demo view brings the cursor back and exits 130', () => {
+  const script = `
+    import { LiveView } from './src/cli/demo/view.ts';
+    const view = new LiveView(process.stdout);
+    view.frame({ scenario: 's', elapsedMs: 0, durationMs: 1000, channelState: 'READY', event: '-', backends: [], failures: 0 });
+    process.kill(process.pid, 'SIGINT');
+    setTimeout(() => {}, 10_000);
+  `;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(r.status, 130, r.stderr);
+  assert.ok(r.stdout.includes('\x1b[?25l'), 'the view hid the cursor');
+  assert.ok(r.stdout.endsWith('\x1b[?25h'), 'and showed it again on SIGINT');
+});

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+
+// The package root is the documented public surface (docs/api.md), and it stays light: no regex engine.
+
+/** Runs an ES module snippet in a fresh Node process in which resolving `re2js` throws. */
+function withoutRe2(script: string) {
+  const hooks = `export async function resolve(specifier, context, next) {
+    if (specifier === 're2js') throw new Error('re2js was loaded');
+    return next(specifier, context);
+  }`;
+  const register = `import { register } from 'node:module';
+    register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hooks)}));`;
+  return spawnSync(
+    process.execPath,
+    [
+      '--import',
+      `data:text/javascript,${encodeURIComponent(register)}`,
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      script,
+    ],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+}
+
+test('importing the package root does not load RE2 (re2js); the xDS route hash policies do', () => {
+  const root = withoutRe2(
+    `const m = await import('./src/index.ts'); if (typeof m.Registry !== 'function') process.exit(3);`,
+  );
+  assert.equal(root.status, 0, root.stderr);
+  // The check itself works: a module that does need RE2 fails under the same hook.
+  const rewrite = withoutRe2(`await import('./src/hash/regex-rewrite.ts');`);
+  assert.notEqual(rewrite.status, 0);
+  assert.match(rewrite.stderr, /re2js was loaded/);
+});
+
+test('the root exports the public surface, not petiole machinery', async () => {
+  const root = await import('../src/index.js');
+  for (const name of [
+    'Registry',
+    'registerAllPolicies',
+    'ringHashFactory',
+    'parsePriorityConfig',
+    'RoundRobin',
+    'xxh64',
+  ])
+    assert.ok(name in root, `${name} is public`);
+  for (const name of [
+    'EndpointChild',
+    'EagerPetiole',
+    'CallCounter',
+    'EndpointList',
+    'SnapshotArray',
+    'RegexRewrite',
+    'RequestHasher',
+  ])
+    assert.ok(!(name in root), `${name} is internal`);
+});
