@@ -18,4 +18,5 @@ export * from './registry.js';
 export * from './status.js';
 export * from './status-or.js';
 export * from './subchannel.js';
+export * from './uint32.js';
 export * from './work-meter.js';

@@ -3,6 +3,7 @@
 // low): V8 keeps those in registers, and the ring builder hashes millions of keys without allocating. Values
 // that must outlive a helper call live in an Int32Array, never in module `let`s, which V8 would box.
 
+import { MAX_UINT32 } from '../core/uint32.js';
 import { joinU64, splitU64 } from './u64.js';
 import { Utf8Buffer } from './utf8.js';
 
@@ -18,7 +19,8 @@ const P4L = 0xc2b2ae63 | 0;
 const P5H = 0x27d4eb2f | 0;
 const P5L = 0x165667c5 | 0;
 
-const UINT32_MAX = 0xffffffff;
+// A module-local binding of the shared constant: read on every 32-bit carry in the hot loops.
+const UINT32_MAX = MAX_UINT32;
 
 // High word of (ah, al) * P mod 2^64 for each prime P: Math.imul gives the low word and the cross terms; the
 // high half of al * P's low word comes from 16-bit pieces (Hacker's Delight mulhu), all in int32 arithmetic

@@ -1,5 +1,5 @@
 import { type PolicyFactory, type RegisterOptions, Registry } from '../core/index.js';
-import { registerAllPolicies } from './index.js';
+import { registerAllPolicies } from './all-policies.js';
 
 let registry: Registry | undefined;
 

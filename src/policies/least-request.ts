@@ -4,6 +4,7 @@ import {
   ConfigReader,
   expectInteger,
   type Helper,
+  MAX_UINT32,
   type PickArgs,
   type Picker,
   type PickResult,
@@ -13,6 +14,7 @@ import {
 } from '../core/index.js';
 import type { EndpointChild } from './endpoint-list.js';
 import { EagerPetiole } from './petiole.js';
+import { DelegatingEntry } from './round-robin.js';
 import { type ArraySnapshot, snapshotOf } from './snapshot-array.js';
 
 export const LEAST_REQUEST = 'least_request_experimental';
@@ -26,8 +28,6 @@ export const MAX_CHOICE_COUNT = 10;
 export interface LeastRequestConfig {
   readonly choiceCount: number;
 }
-
-const MAX_UINT32 = 0xffff_ffff;
 
 /**
  * Parses `{ choiceCount }` (or `choice_count`): a uint32, default 2; below 2 is rejected, above 10 is
@@ -98,35 +98,37 @@ function withHooks(base: CompletePick, counter: CallCounter): CompletePick {
   });
 }
 
-/** What the least_request picker keeps of one READY child: its picker, its counter, its counted result. */
-export interface LeastRequestEntry {
-  readonly picker: Picker;
-  readonly counter: CallCounter;
-  /** The child's constant result with the counter's hooks; undefined when its picker has none (asked per pick). */
-  readonly result: CompletePick | undefined;
-}
+/**
+ * One slot of the least_request picker's entries: each READY child takes two, its counter (read by every
+ * sample) and its counted constant result, or its picker when it has none (asked per pick).
+ */
+export type LeastRequestSlot = CallCounter | CompletePick | DelegatingEntry;
 
-export function leastRequestEntry(picker: Picker, counter: CallCounter): LeastRequestEntry {
+/** A READY child's two slots. */
+export function leastRequestSlots(picker: Picker, counter: CallCounter): readonly LeastRequestSlot[] {
   const constant = picker.constantResult;
-  return { picker, counter, result: constant?.type === 'complete' ? counter.counted(constant) : undefined };
+  return [counter, constant?.type === 'complete' ? counter.counted(constant) : new DelegatingEntry(picker)];
 }
 
 /**
  * A48 "Picker Behavior": samples `choiceCount` READY children uniformly at random (with replacement, as Envoy
  * does: A48 "Allow picking same candidate multiple times") and picks the one with the fewest outstanding
  * calls; on a tie the first sampled wins. A pick reads a few array slots and allocates nothing: each child's
- * result, hooks included, is prebuilt. The entries are a snapshot of the policy's READY set.
+ * result, hooks included, is prebuilt. The entries are a snapshot of the policy's READY set, two slots per
+ * child (see {@link LeastRequestSlot}).
  */
 export class LeastRequestPicker implements Picker {
   private readonly n: number;
 
   constructor(
-    private readonly entries: ArraySnapshot<LeastRequestEntry>,
+    private readonly slots: ArraySnapshot<LeastRequestSlot>,
     private readonly choiceCount: number,
     private readonly random: () => number,
   ) {
-    if (entries.length === 0) throw new RangeError('LeastRequestPicker needs at least one child');
-    this.n = entries.length;
+    if (slots.length === 0 || slots.length % 2 !== 0) {
+      throw new RangeError('LeastRequestPicker needs two slots per child, and at least one child');
+    }
+    this.n = slots.length / 2;
   }
 
   /** A picker over fixed lists: one counter per picker. */
@@ -139,39 +141,36 @@ export class LeastRequestPicker implements Picker {
     if (pickers.length === 0 || counters.length !== pickers.length) {
       throw new RangeError('LeastRequestPicker needs one counter per picker, and at least one picker');
     }
-    const entries = snapshotOf(pickers.map((p, i) => leastRequestEntry(p, counters[i]!)));
-    return new LeastRequestPicker(entries, choiceCount, random);
+    const slots = snapshotOf(pickers.flatMap((p, i) => leastRequestSlots(p, counters[i]!)));
+    return new LeastRequestPicker(slots, choiceCount, random);
   }
 
   pick(args: PickArgs): PickResult {
     const n = this.n;
-    const entries = this.entries;
+    const slots = this.slots;
     let best = 0;
     if (n > 1) {
       const random = this.random;
       // random() * n can round up to n itself: such a draw counts as the last child.
       let x = random() * n;
       best = x < n ? x | 0 : n - 1;
-      let fewest = entries.at(best).counter.active;
+      let fewest = (slots.at(2 * best) as CallCounter).active;
       for (let i = 1; i < this.choiceCount; i++) {
         x = random() * n;
         const sampled = x < n ? x | 0 : n - 1;
-        const active = entries.at(sampled).counter.active;
+        const active = (slots.at(2 * sampled) as CallCounter).active;
         if (active < fewest) {
           best = sampled;
           fewest = active;
         }
       }
     }
-    const entry = entries.at(best);
-    return entry.result ?? pickCounted(entry, args);
+    const result = slots.at(2 * best + 1) as CompletePick | DelegatingEntry;
+    if (result.type !== 'delegate') return result;
+    // A child without a constant result (not a pick_first): ask its picker and count what it completes.
+    const picked = result.picker.pick(args);
+    return picked.type === 'complete' ? withHooks(picked, slots.at(2 * best) as CallCounter) : picked;
   }
-}
-
-/** A child without a constant result (not a pick_first): ask its picker and count what it completes. */
-function pickCounted(entry: LeastRequestEntry, args: PickArgs): PickResult {
-  const result = entry.picker.pick(args);
-  return result.type === 'complete' ? withHooks(result, entry.counter) : result;
 }
 
 /**
@@ -180,7 +179,8 @@ function pickCounted(entry: LeastRequestEntry, args: PickArgs): PickResult {
  * ({@link EagerPetiole}); duplicate endpoints collapse into one child and get no extra weight (A48
  * "Duplicate addresses in resolution result").
  */
-export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestEntry> {
+export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestSlot> {
+  protected override readonly entryWidth = 2;
   private choiceCount = DEFAULT_CHOICE_COUNT;
   /** Per endpoint child: destroyed children drop out on their own; a re-added endpoint starts at zero. */
   private readonly counters = new WeakMap<EndpointChild, CallCounter>();
@@ -195,16 +195,16 @@ export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestE
     this.choiceCount = config.choiceCount;
   }
 
-  protected entryFor(child: EndpointChild): LeastRequestEntry {
+  protected entryFor(child: EndpointChild): readonly LeastRequestSlot[] {
     let counter = this.counters.get(child);
     if (counter === undefined) {
       counter = new CallCounter();
       this.counters.set(child, counter);
     }
-    return leastRequestEntry(child.picker, counter);
+    return leastRequestSlots(child.picker, counter);
   }
 
-  protected readyPicker(ready: ArraySnapshot<LeastRequestEntry>): Picker {
+  protected readyPicker(ready: ArraySnapshot<LeastRequestSlot>): Picker {
     return new LeastRequestPicker(ready, this.choiceCount, this.random);
   }
 }

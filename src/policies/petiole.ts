@@ -31,7 +31,10 @@ import { type ArraySnapshot, SnapshotArray } from './snapshot-array.js';
  */
 export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalancer<Config> {
   protected readonly list: EndpointList;
-  /** The READY children's entries (in no particular order) and, at the same index, the children. */
+  /**
+   * The READY children's entries (in no particular order), each `entryWidth` slots, and, at the entry's index,
+   * the child.
+   */
   private ready = new SnapshotArray<Entry>();
   private readyChildren: EndpointChild[] = [];
   /** null until the first report; treated as CONNECTING, the state A61 says a new policy starts in. */
@@ -45,8 +48,14 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
     });
   }
 
-  /** What the picker needs of a READY child; made again whenever the child's picker changes. */
-  protected abstract entryFor(child: EndpointChild): Entry;
+  /** How many slots each READY child's entry takes (parallel fields a pick reads without a hop). */
+  protected readonly entryWidth: number = 1;
+
+  /**
+   * What the picker needs of a READY child, `entryWidth` slots; made again whenever the child's picker
+   * changes.
+   */
+  protected abstract entryFor(child: EndpointChild): readonly Entry[];
 
   /** The READY picker over `ready` (at least one entry). */
   protected abstract readyPicker(ready: ArraySnapshot<Entry>): Picker;
@@ -119,8 +128,14 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
   }
 
   private addReady(child: EndpointChild): void {
-    child.slot = this.ready.push(this.entryFor(child));
-    this.readyChildren.push(child);
+    for (const value of this.entryFor(child)) this.ready.push(value);
+    child.slot = this.readyChildren.push(child) - 1;
+  }
+
+  private replaceReady(child: EndpointChild): void {
+    const first = child.slot * this.entryWidth;
+    const values = this.entryFor(child);
+    for (let k = 0; k < values.length; k++) this.ready.set(first + k, values[k]!);
   }
 
   private removeReady(child: EndpointChild): void {
@@ -128,7 +143,7 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
     child.slot = -1;
     const children = this.readyChildren;
     const last = children.pop()!;
-    if (this.ready.swapRemove(slot)) {
+    if (this.ready.swapRemoveGroup(slot * this.entryWidth, this.entryWidth)) {
       children[slot] = last;
       last.slot = slot;
     }
@@ -142,7 +157,7 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
 
   private onChildState(child: EndpointChild, previous: ConnectivityState): void {
     if (previous === READY) {
-      if (child.state === READY) this.ready.set(child.slot, this.entryFor(child));
+      if (child.state === READY) this.replaceReady(child);
       else this.removeReady(child);
     } else if (child.state === READY) {
       this.childBecameReady(child);

@@ -11,26 +11,41 @@ import type { ArraySnapshot } from './snapshot-array.js';
 
 export const ROUND_ROBIN = 'round_robin';
 
+/** A child whose picker has no constant result: the round_robin picker asks it per pick. */
+export class DelegatingEntry {
+  readonly type = 'delegate';
+  constructor(readonly picker: Picker) {}
+}
+
 /**
- * Rotates over the READY children's pickers, starting at a random one so clients spread their first calls.
- * The pickers are a snapshot of the policy's READY set, shared with the pickers built before and after it.
+ * A READY child as the round_robin picker keeps it: its constant result (a READY pick_first's, returned as it
+ * is: one array read per pick, no call and no extra cache miss), else its picker.
+ */
+export type RoundRobinEntry = PickResult | DelegatingEntry;
+
+export function roundRobinEntry(picker: Picker): RoundRobinEntry {
+  return picker.constantResult ?? new DelegatingEntry(picker);
+}
+
+/**
+ * Rotates over the READY children, starting at a random one so clients spread their first calls. The
+ * entries are a snapshot of the policy's READY set, shared with the pickers built before and after it.
  */
 export class RoundRobinPicker implements Picker {
   private next: number;
   private readonly n: number;
   constructor(
-    private readonly pickers: ArraySnapshot<Picker>,
+    private readonly entries: ArraySnapshot<RoundRobinEntry>,
     start: number,
   ) {
-    this.n = pickers.length;
+    this.n = entries.length;
     this.next = start % this.n;
   }
   pick(args: PickArgs): PickResult {
     const i = this.next;
     if (++this.next === this.n) this.next = 0;
-    // A READY pick_first's result is constant: returned without calling its picker.
-    const picker = this.pickers.at(i);
-    return picker.constantResult ?? picker.pick(args);
+    const entry = this.entries.at(i);
+    return entry.type === 'delegate' ? entry.picker.pick(args) : entry;
   }
 }
 
@@ -38,12 +53,12 @@ export class RoundRobinPicker implements Picker {
  * round_robin as an A61 petiole: one pick_first child per endpoint, calls rotated over the READY ones. The
  * connectivity management and state rules are the shared {@link EagerPetiole}'s.
  */
-export class RoundRobin extends EagerPetiole<object> {
-  protected entryFor(child: EndpointChild): Picker {
-    return child.picker;
+export class RoundRobin extends EagerPetiole<object, RoundRobinEntry> {
+  protected entryFor(child: EndpointChild): readonly RoundRobinEntry[] {
+    return [roundRobinEntry(child.picker)];
   }
 
-  protected readyPicker(ready: ArraySnapshot<Picker>): Picker {
+  protected readyPicker(ready: ArraySnapshot<RoundRobinEntry>): Picker {
     return new RoundRobinPicker(ready, Math.floor(this.helper.random() * ready.length));
   }
 }

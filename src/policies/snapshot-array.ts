@@ -51,6 +51,22 @@ export class SnapshotArray<T> {
     return true;
   }
 
+  /**
+   * Removes the `width` slots from `first` by moving the last `width` into them (entries laid out as groups
+   * of `width` slots). Returns true when a group moved.
+   */
+  swapRemoveGroup(first: number, width: number): boolean {
+    const last = this.items.length - width;
+    for (let k = 0; k < width; k++) {
+      this.preserve(first + k);
+      this.preserve(last + k);
+    }
+    this.version++;
+    if (first !== last) for (let k = 0; k < width; k++) this.items[first + k] = this.items[last + k]!;
+    this.items.length = last;
+    return first !== last;
+  }
+
   /** The current contents, frozen for readers: O(1). */
   snapshot(): ArraySnapshot<T> {
     const newest = this.newest;

@@ -13,6 +13,7 @@ import {
   LOCALITY,
   LOCALITY_WEIGHT,
   type LoadBalancer,
+  MAX_UINT32,
   ok,
   type ParsedLbConfig,
   type Picker,
@@ -52,8 +53,6 @@ export function parseWrrLocalityConfig(
   }
   return { childPolicy: parsed };
 }
-
-const MAX_UINT32 = 0xffff_ffff;
 
 /** A locality weight weighted_target can use: a uint32 of at least 1 (0 means "no weight", as in C-core). */
 function usableWeight(weight: number | undefined): weight is number {

@@ -27,6 +27,8 @@ export interface FakeSubchannelHost {
   backoffMs(): number;
   scriptFor(key: string): ConnectionScript | undefined;
   onUnreferenced(fake: FakeSubchannel): void;
+  /** Runs the work due now (the deliveries a hand-made change queued for the next clock turn). */
+  flush(): void;
 }
 
 /**
@@ -67,22 +69,31 @@ export class FakeSubchannel {
     return this.handles.size;
   }
 
-  /** Drives the connection by hand (cancels any scripted outcome in flight). */
+  /**
+   * Drives the connection by hand (cancels any scripted outcome in flight), then runs the work it causes, as
+   * every simulator operation does: the change reaches the policies on the next clock turn (never inside the
+   * call that made it), and that turn runs before this returns, so `sim.state` is current.
+   */
   setState(state: ConnectivityState, status?: Status): void {
     this.cancelPending();
     this.transition(
       state,
       status ?? (state === TRANSIENT_FAILURE ? unavailable(`${this.key}: connection failed`) : OK_STATUS),
     );
+    this.host.flush();
   }
 
-  /** Sets what health mechanisms say about this connection (reported while it is READY). */
+  /**
+   * Sets what health mechanisms say about this connection (reported while it is READY), then runs the work
+   * it causes, as {@link setState} does.
+   */
   setHealth(state: ConnectivityState, status?: Status): void {
     const before = this.health;
     const beforeStatus = this.healthStatus;
     this.healthOverride =
       state === READY ? null : { state, status: status ?? unavailable(`${this.key}: health check failed`) };
     this.notifyHealthIfChanged(before, beforeStatus);
+    this.host.flush();
   }
 
   newHandle(): SubchannelHandle {

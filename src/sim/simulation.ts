@@ -31,6 +31,11 @@ export interface SimulationOptions {
   seed?: number;
   /** Collect trace lines in `sim.traces`. */
   trace?: boolean;
+  /**
+   * Keep only the latest this many `sim.history` entries (a ring: the oldest are dropped and counted in
+   * `sim.historyDropped`). Default: unlimited.
+   */
+  historyLimit?: number;
 }
 
 export interface HistoryEntry {
@@ -53,9 +58,13 @@ export type SimPickResult =
  * helper. Every operation runs the work it causes (state deliveries, zero-delay hops) before returning.
  */
 export class Simulation {
-  readonly options: { backoffMs: number; seed: number; trace: boolean };
+  readonly options: { backoffMs: number; seed: number; trace: boolean; historyLimit: number };
   readonly clock = new VirtualClock();
-  readonly history: HistoryEntry[] = [];
+  /** Entries dropped from the front of `history` by `historyLimit`. */
+  historyDropped = 0;
+  /** The recorded entries; with a limit, a ring whose oldest entry is at `historyStart`. */
+  private readonly recorded: HistoryEntry[] = [];
+  private historyStart = 0;
   readonly traces: string[] = [];
   state: ConnectivityState = CONNECTING;
   status: Status = OK_STATUS;
@@ -80,13 +89,23 @@ export class Simulation {
       backoffMs: options.backoffMs ?? 1000,
       seed: options.seed ?? 1,
       trace: options.trace ?? false,
+      historyLimit: options.historyLimit ?? Number.POSITIVE_INFINITY,
     };
+    const limit = this.options.historyLimit;
+    if (!(limit === Number.POSITIVE_INFINITY || (Number.isInteger(limit) && limit >= 1))) {
+      throw new RangeError(`historyLimit must be a positive integer, got ${limit}`);
+    }
     this.random = seededRandom(this.options.seed);
     const host = {
       clock: this.clock,
       backoffMs: () => this.options.backoffMs,
       scriptFor: (key: string) => this.scripts.get(key),
       onUnreferenced: () => {},
+      // From inside a running timer the clock's own loop runs the new work once that timer returns: running
+      // it here would deliver a change inside the call that made it.
+      flush: () => {
+        if (!this.clock.running) this.flush();
+      },
     };
     this.helper = {
       createSubchannel: (address: Address, _attributes: Attributes) => {
@@ -103,7 +122,7 @@ export class Simulation {
         this.state = state;
         this.status = status;
         this.picker = picker;
-        this.history.push({ at: this.clock.now(), state, status });
+        this.record({ at: this.clock.now(), state, status });
       },
       requestReresolution: () => {
         this.reresolutionRequests++;
@@ -118,6 +137,28 @@ export class Simulation {
 
   get now(): number {
     return this.clock.now();
+  }
+
+  /**
+   * Every state the root reported, oldest first (with `historyLimit`, the latest that many). Without a limit
+   * this is the live array; with one, a copy in order.
+   */
+  get history(): readonly HistoryEntry[] {
+    if (this.historyStart === 0) return this.recorded;
+    const r = this.recorded;
+    return [...r.slice(this.historyStart), ...r.slice(0, this.historyStart)];
+  }
+
+  private record(entry: HistoryEntry): void {
+    const r = this.recorded;
+    if (r.length < this.options.historyLimit) {
+      r.push(entry);
+      return;
+    }
+    // Full: overwrite the oldest entry.
+    r[this.historyStart] = entry;
+    this.historyStart = (this.historyStart + 1) % r.length;
+    this.historyDropped++;
   }
 
   /** Builds the root policy from a LoadBalancingConfig list (or one entry). Throws a ConfigError if invalid. */

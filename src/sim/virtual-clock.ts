@@ -14,6 +14,7 @@ interface Timer {
 export class VirtualClock implements Clock {
   private current = 0;
   private seq = 0;
+  private depth = 0;
   private readonly heap: Timer[] = [];
 
   now(): number {
@@ -26,6 +27,11 @@ export class VirtualClock implements Clock {
     return () => {
       timer.cancelled = true;
     };
+  }
+
+  /** Whether a timer is running now (an `advance` or `runDue` is under way further up the stack). */
+  get running(): boolean {
+    return this.depth > 0;
   }
 
   /** Timers not yet run or cancelled. */
@@ -51,7 +57,12 @@ export class VirtualClock implements Clock {
       this.pop();
       if (top.cancelled) continue;
       this.current = top.at;
-      top.fn();
+      this.depth++;
+      try {
+        top.fn();
+      } finally {
+        this.depth--;
+      }
     }
     this.current = end;
   }

@@ -41,6 +41,19 @@ describe('SnapshotArray: O(1) changes and O(1) immutable snapshots (the pickers 
     assert.deepEqual(array.snapshot().toArray(), model);
   });
 
+  test('groups of slots (least_request: counter and result) are removed together, older snapshots intact', () => {
+    const array = new SnapshotArray<string>();
+    for (const v of ['a0', 'a1', 'b0', 'b1', 'c0', 'c1']) array.push(v);
+    const before = array.snapshot();
+    assert.equal(array.swapRemoveGroup(0, 2), true);
+    assert.deepEqual(array.snapshot().toArray(), ['c0', 'c1', 'b0', 'b1']);
+    assert.equal(array.swapRemoveGroup(2, 2), false);
+    array.push('d0');
+    array.push('d1');
+    assert.deepEqual(array.snapshot().toArray(), ['c0', 'c1', 'd0', 'd1']);
+    assert.deepEqual(before.toArray(), ['a0', 'a1', 'b0', 'b1', 'c0', 'c1']);
+  });
+
   test('the newest snapshot reads the live array until the next change', () => {
     const array = new SnapshotArray<number>();
     array.push(1);

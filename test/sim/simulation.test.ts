@@ -106,3 +106,80 @@ describe('Simulation', () => {
     assert.deepEqual(run(), run());
   });
 });
+
+describe('Simulation: hand-made changes run their work before returning (issue 10 §3)', () => {
+  const A = '10.0.0.1:80';
+  const B = '10.0.0.2:80';
+  const RR = [{ round_robin: {} }];
+
+  test('setState: sim.state is current when it returns, yet the policy heard of it on a later clock turn', () => {
+    const sim = new Simulation({ trace: true });
+    sim.script(A, 'hang');
+    sim.update([A], RR);
+    assert.equal(sim.state, 'CONNECTING');
+    sim.subchannel(A).setState('READY');
+    assert.equal(sim.state, 'READY', 'no advance or flush needed');
+    assert.equal(sim.pick().type, 'complete');
+    sim.subchannel(A).setState('TRANSIENT_FAILURE');
+    assert.notEqual(sim.state, 'READY');
+  });
+
+  test('setState made while a policy runs is still delivered on a later turn, not inside that call', () => {
+    const sim = new Simulation();
+    sim.script(A, 'hang');
+    sim.update([A], RR);
+    const fake = sim.subchannel(A);
+    // A watcher of our own that changes the subchannel from inside a delivery: the change it makes must not
+    // reach it re-entrantly, and must still arrive before the outer setState returns.
+    const handle = fake.newHandle();
+    const heard: string[] = [];
+    let delivering = false;
+    handle.watchConnectivity((state) => {
+      heard.push(delivering ? `${state} (inside)` : state);
+      if (state !== 'READY') return;
+      delivering = true;
+      fake.setState('IDLE');
+      delivering = false;
+    });
+    fake.setState('READY');
+    // round_robin asks its IDLE child to reconnect at once: CONNECTING follows.
+    assert.deepEqual(heard, ['READY', 'IDLE', 'CONNECTING']);
+    assert.equal(sim.state, 'CONNECTING');
+    handle.release();
+  });
+
+  test('setHealth: an unhealthy READY endpoint leaves the picker before it returns (A61 health)', () => {
+    const sim = new Simulation();
+    sim.script(A, { connectAfterMs: 1 });
+    sim.script(B, { connectAfterMs: 1 });
+    sim.update([A, B], RR);
+    sim.advance(1);
+    sim.subchannel(A).setHealth('TRANSIENT_FAILURE');
+    const picked = new Set<string>();
+    for (let i = 0; i < 10; i++) {
+      const p = sim.pick();
+      if (p.type === 'complete') picked.add(p.address);
+    }
+    assert.deepEqual([...picked], [B]);
+  });
+
+  test('historyLimit keeps the latest entries in order and counts the dropped ones', () => {
+    const sim = new Simulation({ historyLimit: 3 });
+    sim.script(A, 'hang');
+    sim.update([A], RR);
+    for (let i = 0; i < 5; i++) {
+      sim.subchannel(A).setState('READY');
+      sim.subchannel(A).setState('TRANSIENT_FAILURE');
+      sim.advance(1000); // back off to IDLE; round_robin reconnects
+    }
+    assert.equal(sim.history.length, 3);
+    const times = sim.history.map((h) => h.at);
+    assert.deepEqual(
+      times,
+      [...times].sort((a, b) => a - b),
+    );
+    assert.equal(sim.history.at(-1)!.state, sim.state);
+    assert.ok(sim.historyDropped > 0);
+    assert.throws(() => new Simulation({ historyLimit: 0 }), RangeError);
+  });
+});

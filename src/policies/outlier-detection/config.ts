@@ -1,8 +1,12 @@
-import { ConfigReader, expectDurationMs, type ParsedLbConfig, type PolicyLookup } from '../../core/index.js';
+import {
+  ConfigReader,
+  expectDurationMs,
+  MAX_UINT32,
+  type ParsedLbConfig,
+  type PolicyLookup,
+} from '../../core/index.js';
 
 export const OUTLIER_DETECTION = 'outlier_detection_experimental';
-
-const MAX_UINT32 = 0xffff_ffff;
 
 /** A50 `SuccessRateEjection`, defaults applied. */
 export interface SuccessRateEjection {

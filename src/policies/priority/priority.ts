@@ -38,7 +38,7 @@ const EMPTY_PRIORITIES_PICKER = new FailPicker(EMPTY_PRIORITIES);
  * priority_experimental (gRFC A56): routes to the highest-priority child that is usable, creating children
  * lazily, failing over after a per-child timeout, and retaining children it moves away from.
  */
-export class PriorityLb implements LoadBalancer<PriorityConfig>, PriorityChildOwner {
+export class Priority implements LoadBalancer<PriorityConfig>, PriorityChildOwner {
   private readonly children = new Map<string, PriorityChild>();
   private config: PriorityConfig | null = null;
   private timers: PriorityTimers | null = null;
@@ -273,5 +273,10 @@ export class PriorityLb implements LoadBalancer<PriorityConfig>, PriorityChildOw
 export const priorityFactory: PolicyFactory<PriorityConfig> = {
   name: PRIORITY,
   parseConfig: (json, path, registry) => parsePriorityConfig(json, path, registry),
-  create: (helper, registry) => new PriorityLb(helper, registry),
+  create: (helper, registry) => new Priority(helper, registry),
 };
+
+/** @deprecated The earlier name of {@link Priority} (policy classes are named without a suffix, like `RoundRobin`). */
+export const PriorityLb = Priority;
+/** @deprecated See {@link Priority}. */
+export type PriorityLb = Priority;

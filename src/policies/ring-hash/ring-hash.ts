@@ -13,6 +13,7 @@ import {
   IDLE,
   type LbUpdate,
   type LoadBalancer,
+  MAX_UINT32,
   OK_STATUS,
   type Picker,
   type PolicyFactory,
@@ -333,10 +334,8 @@ function ringKey(e: Endpoint): string {
  */
 function endpointWeight(e: Endpoint): number {
   const w = e.attributes.get(ENDPOINT_WEIGHT);
-  return typeof w === 'number' && w >= 1 ? Math.min(Math.floor(w), MAX_WEIGHT) : 1;
+  return typeof w === 'number' && w >= 1 ? Math.min(Math.floor(w), MAX_UINT32) : 1;
 }
-
-const MAX_WEIGHT = 0xffff_ffff;
 
 function sameRingInputs(
   oldChildren: readonly EndpointChild[],

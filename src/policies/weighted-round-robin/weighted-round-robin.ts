@@ -54,13 +54,13 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     if (periodChanged || this.cancelTick === null) this.startTicks();
   }
 
-  protected entryFor(child: EndpointChild): WeightedEndpoint {
+  protected entryFor(child: EndpointChild): readonly WeightedEndpoint[] {
     let weight = this.weights.get(child);
     if (weight === undefined) {
       weight = new EndpointWeight(this.helper.clock, this.config);
       this.weights.set(child, weight);
     }
-    return new WeightedEndpoint(child.picker, weight);
+    return [new WeightedEndpoint(child.picker, weight)];
   }
 
   protected override childBecameReady(child: EndpointChild): void {

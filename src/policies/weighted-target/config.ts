@@ -3,6 +3,7 @@ import {
   childPath,
   expectInteger,
   expectObject,
+  MAX_UINT32,
   type ParsedLbConfig,
   type PolicyLookup,
 } from '../../core/index.js';
@@ -19,8 +20,6 @@ export interface WeightedTargetChildConfig {
 export interface WeightedTargetConfig {
   readonly targets: ReadonlyMap<string, WeightedTargetChildConfig>;
 }
-
-const MAX_UINT32 = 0xffff_ffff;
 
 /** Parses `{ targets: { name: { weight, childPolicy: [...] } } }`, validating every child's config now. */
 export function parseWeightedTargetConfig(

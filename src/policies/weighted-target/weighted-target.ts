@@ -46,7 +46,7 @@ const NO_TARGETS_PICKER = new FailPicker(NO_TARGETS);
  * table of their weights); a child report then costs O(log n): per-state counts, the slot's picker and the
  * READY weights (a Fenwick tree) change in place, and pickers take O(1) snapshots of them.
  */
-export class WeightedTargetLb implements LoadBalancer<WeightedTargetConfig>, WeightedTargetChildOwner {
+export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, WeightedTargetChildOwner {
   /** Current targets and retained removed ones, by name. */
   private readonly children = new Map<string, WeightedTargetChild>();
   private split: HierarchicalSplit | null = null;
@@ -243,5 +243,10 @@ export class WeightedTargetLb implements LoadBalancer<WeightedTargetConfig>, Wei
 export const weightedTargetFactory: PolicyFactory<WeightedTargetConfig> = {
   name: WEIGHTED_TARGET,
   parseConfig: (json, path, registry) => parseWeightedTargetConfig(json, path, registry),
-  create: (helper, registry) => new WeightedTargetLb(helper, registry),
+  create: (helper, registry) => new WeightedTarget(helper, registry),
 };
+
+/** @deprecated The earlier name of {@link WeightedTarget} (policy classes are named without a suffix, like `RoundRobin`). */
+export const WeightedTargetLb = WeightedTarget;
+/** @deprecated See {@link WeightedTarget}. */
+export type WeightedTargetLb = WeightedTarget;
