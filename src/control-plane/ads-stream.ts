@@ -25,16 +25,21 @@ export interface TypeSubscription {
   readonly ackedVersion: string | undefined;
 }
 
-/** The client's ACK of a response (its nonce), which carried `version`. */
-export interface AckRecord {
+/**
+ * One exchange of a stream, about the response with `nonce` that carried `version`: for a response sent,
+ * the names it carried; for an ACK, the names subscribed with it.
+ */
+export interface ExchangeRecord {
   readonly streamId: number;
   readonly nodeId: string;
   readonly typeUrl: string;
   readonly version: string;
   readonly nonce: string;
-  /** The names subscribed with the ACK. */
   readonly resourceNames: readonly string[];
 }
+
+/** The client's ACK of a response (its nonce), which carried `version`. */
+export type AckRecord = ExchangeRecord;
 
 /** The client's NACK of the response with `nonce`, which carried `version`. */
 export interface NackRecord extends AckRecord {
@@ -56,15 +61,7 @@ export type StreamEvent =
       readonly typeUrl: string;
       readonly nonce: string;
     }
-  | {
-      readonly kind: 'sent';
-      readonly streamId: number;
-      readonly nodeId: string;
-      readonly typeUrl: string;
-      readonly version: string;
-      readonly nonce: string;
-      readonly resourceNames: readonly string[];
-    };
+  | ({ readonly kind: 'sent' } & ExchangeRecord);
 
 export interface StreamHost {
   /** The resource set now served. */

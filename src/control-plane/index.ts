@@ -1,7 +1,7 @@
 // lbtree/control-plane: an xDS control plane (ADS v3, state of the world) on grpc-js, the bootstrap its
 // clients need, and builders for the resources it serves.
 export { ADS_SERVICE, STREAM_AGGREGATED_RESOURCES_PATH } from './ads-service.js';
-export type { AckRecord, NackRecord, StreamEvent, TypeSubscription } from './ads-stream.js';
+export type { AckRecord, ExchangeRecord, NackRecord, StreamEvent, TypeSubscription } from './ads-stream.js';
 export { type BootstrapOptions, bootstrapFor, type XdsBootstrap } from './bootstrap.js';
 export * from './builders.js';
 export {

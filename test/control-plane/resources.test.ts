@@ -8,20 +8,13 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import {
-  aggregateCluster,
   CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
   CLUSTER_TYPE_URL,
-  cluster,
-  clusterLoadAssignment,
   LISTENER_TYPE_URL,
-  lbPolicies,
-  listener,
-  logicalDnsCluster,
   parseHostPort,
   parseResourceText,
   ResourceSet,
   ROUTE_CONFIGURATION_TYPE_URL,
-  routeConfiguration,
   watchFileContent,
   xdsService,
 } from '../../src/control-plane/index.js';
@@ -29,6 +22,7 @@ import type { Cluster } from '../../src/xds/gen/envoy/config/cluster/v3/cluster_
 import type { ClusterLoadAssignment } from '../../src/xds/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import type { Listener } from '../../src/xds/gen/envoy/config/listener/v3/listener_pb.js';
 import { xdsTypeRegistry } from '../../src/xds/proto/type-registry.js';
+import { everyBuilder } from './every-builder.js';
 
 const decoded = <T>(set: ResourceSet, typeUrl: string, name: string): T =>
   anyUnpack(set.ofType(typeUrl).get(name)!.any, xdsTypeRegistry) as T;
@@ -100,61 +94,7 @@ test('builders: xdsService is a whole RDS chain; inline routes put the route con
 });
 
 test('builders: every LB policy, ring hash, aggregate and LOGICAL_DNS clusters are valid Cluster resources', () => {
-  const set = ResourceSet.build('1', [
-    cluster({
-      name: 'legacy-ring',
-      lbPolicy: 'RING_HASH',
-      ringHash: { minimumRingSize: 64, maximumRingSize: 4096 },
-    }),
-    cluster({
-      name: 'a52',
-      edsServiceName: 'a52-eds',
-      maxRequests: 100,
-      outlierDetection: { interval: '1s', baseEjectionTime: '30s' },
-      loadBalancingPolicy: [
-        lbPolicies.custom('type.googleapis.com/my.Policy', { knob: 1 }),
-        lbPolicies.ringHash({ minimumRingSize: 16 }),
-        lbPolicies.wrrLocality(lbPolicies.leastRequest(3), lbPolicies.roundRobin()),
-        lbPolicies.pickFirst(true),
-        lbPolicies.weightedRoundRobin({ blackoutPeriod: '1s' }),
-      ],
-    }),
-    aggregateCluster('agg', ['a52', 'legacy-ring']),
-    logicalDnsCluster('dns', 'example.com:443'),
-    clusterLoadAssignment(
-      'a52-eds',
-      [
-        {
-          endpoints: [
-            {
-              address: { host: '10.0.0.1', port: 80 },
-              hashKey: 'k',
-              healthStatus: 'DRAINING',
-              additionalAddresses: ['[::1]:80'],
-            },
-          ],
-        },
-      ],
-      {
-        dropOverloads: [{ category: 'lb', perMillion: 1000 }],
-      },
-    ),
-    listener('l', {
-      inline: [
-        {
-          domains: ['svc'],
-          routes: [
-            {
-              path: '/a.B/C',
-              weightedClusters: [{ name: 'a52', weight: 1 }],
-              hashPolicy: [{ channelId: true, terminal: true }],
-            },
-          ],
-        },
-      ],
-    }),
-    routeConfiguration('r', [{ routes: [{ prefix: '/x', cluster: 'agg' }] }]),
-  ]);
+  const set = ResourceSet.build('1', everyBuilder());
   const ring = decoded<Cluster>(set, CLUSTER_TYPE_URL, 'legacy-ring');
   assert.equal(ring.lbConfig.case === 'ringHashLbConfig' && ring.lbConfig.value.minimumRingSize, 64n);
   const a52 = decoded<Cluster>(set, CLUSTER_TYPE_URL, 'a52');
