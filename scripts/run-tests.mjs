@@ -15,7 +15,11 @@ if (files.length === 0) {
 const concurrency =
   Number(process.env.LBTREE_TEST_CONCURRENCY) ||
   (files.every(isEndToEnd) ? 4 : Math.max(2, availableParallelism()));
-const result = spawnSync(process.execPath, [...NODE_TEST_ARGS, `--test-concurrency=${concurrency}`, ...files], {
-  stdio: 'inherit',
-});
+const result = spawnSync(
+  process.execPath,
+  [...NODE_TEST_ARGS, `--test-concurrency=${concurrency}`, ...files],
+  {
+    stdio: 'inherit',
+  },
+);
 process.exit(result.status ?? 1);
