@@ -32,6 +32,10 @@ export interface StageOptions {
 export interface Phase {
   readonly label: string;
   readonly served: ReadonlyMap<string, number>;
+  /** RPCs per `key backend` pair, when the load records keys (see LoadGenerator.routes). */
+  readonly routes: ReadonlyMap<string, number>;
+  /** RPCs that failed during the phase. */
+  readonly failures: number;
   /** False when a fast-paced phase hit its time limit before its outcome showed. */
   readonly settled: boolean;
 }
@@ -92,6 +96,8 @@ export async function playStage(o: StageOptions): Promise<Phase[]> {
     o.view.event(`${((Date.now() - started) / 1000).toFixed(1)}s  ${cue.label}`);
     await cue.action?.();
     const from = o.load.snapshot();
+    const routesFrom = new Map(o.load.routes);
+    const failuresFrom = o.load.failures;
     const phaseStart = Date.now();
     const settled = cue.settled ?? atLeast60;
     let done = false;
@@ -105,7 +111,13 @@ export async function playStage(o: StageOptions): Promise<Phase[]> {
       await new Promise((r) => setTimeout(r, o.pace.tickMs));
     }
     const served = diff(o.load.snapshot(), from);
-    phases.push({ label, served, settled: settled(served) });
+    phases.push({
+      label,
+      served,
+      routes: diff(o.load.routes, routesFrom),
+      failures: o.load.failures - failuresFrom,
+      settled: settled(served),
+    });
     if (o.pace.fast && !done)
       o.view.event(`(this phase did not show its outcome within ${o.pace.phaseLimitMs / 1000} s)`);
   }
@@ -119,6 +131,32 @@ function diff(now: ReadonlyMap<string, number>, before: ReadonlyMap<string, numb
     if (d > 0) out.set(k, d);
   }
   return out;
+}
+
+/**
+ * Of the keyed RPCs in a phase, the fraction that went to their key's most frequent backend: 1 when every
+ * key stuck to one backend (ring_hash affinity), about 1 / backends when they were spread.
+ */
+export function affinity(routes: ReadonlyMap<string, number>): number {
+  const top = new Map<string, number>();
+  let all = 0;
+  for (const [route, n] of routes) {
+    const key = route.slice(0, route.indexOf(' '));
+    top.set(key, Math.max(top.get(key) ?? 0, n));
+    all += n;
+  }
+  let kept = 0;
+  for (const n of top.values()) kept += n;
+  return all === 0 ? 0 : kept / all;
+}
+
+/** `a1 25% b1 75%`: each backend's share of a phase. */
+export function describeShares(served: ReadonlyMap<string, number>): string {
+  const all = total(served);
+  return [...served]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k} ${((100 * v) / all).toFixed(0)}%`)
+    .join(' ');
 }
 
 export function describePhase(p: Phase): string {
