@@ -8,6 +8,7 @@
 
 import type { RE2JS } from 're2js';
 import type { HashPolicy } from '../../hash/index.js';
+import type { XdsHealthStatus } from '../endpoints.js';
 import type { LbConfigList } from '../lb-policy-registry.js';
 
 export type {
@@ -213,4 +214,9 @@ export interface XdsCluster {
   readonly outlierDetection: XdsOutlierDetectionConfig | undefined;
   /** Whether load reports go to the xDS server the cluster came from (lrs_server is `self`). */
   readonly lrsLoadReporting: boolean;
+  /**
+   * A55: common_lb_config.override_host_status — the EDS health statuses of endpoints a session cookie may
+   * still pick (UNKNOWN, HEALTHY, DRAINING; other values are ignored). [UNKNOWN, HEALTHY] when unset.
+   */
+  readonly overrideHostStatus: readonly XdsHealthStatus[];
 }
