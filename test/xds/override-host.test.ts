@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Attributes, type Endpoint, parseAddress, TRANSIENT_FAILURE } from '../../src/core/index.js';
+import {
+  Attributes,
+  addressKey,
+  type Endpoint,
+  parseAddress,
+  TRANSIENT_FAILURE,
+} from '../../src/core/index.js';
 import type { Simulation } from '../../src/sim/index.js';
 import {
   type OverrideHostCallState,
@@ -65,8 +71,7 @@ const C = '10.0.0.3:80';
 
 function connected(endpoints: readonly Endpoint[], cfg: unknown = config()): Simulation {
   const sim = xdsSimulation();
-  for (const e of endpoints)
-    for (const a of e.addresses) sim.script(`${a.host}:${a.port}`, { connectAfterMs: 1 });
+  for (const e of endpoints) for (const a of e.addresses) sim.script(addressKey(a), { connectAfterMs: 1 });
   assert.ok(sim.update(endpoints, cfg));
   sim.advance(1);
   assert.equal(sim.state, 'READY');

@@ -27,7 +27,28 @@ export type {
 export interface XdsTypedConfig {
   readonly typeUrl: string;
   readonly value: Uint8Array;
+  /** A55: set when the config is a StatefulSessionPerRoute (validated when the resource was). */
+  readonly statefulSession?: XdsStatefulSessionOverride;
 }
+
+/** A55: the cookie a stateful_session filter sets and reads (CookieBasedSessionState.cookie). */
+export interface XdsSessionCookie {
+  readonly name: string;
+  /** The cookie's Path; empty: every path (as `/`). */
+  readonly path: string;
+  /** Max-Age, set on the cookie but not enforced by gRPC; 0: none. */
+  readonly ttlMs: number;
+}
+
+/** A55: a StatefulSession filter config; without a cookie (no session_state) the filter does nothing. */
+export interface XdsStatefulSession {
+  readonly cookie: XdsSessionCookie | undefined;
+}
+
+/** A55: StatefulSessionPerRoute — the filter turned off, or another config for this scope. */
+export type XdsStatefulSessionOverride =
+  | { readonly disabled: true }
+  | { readonly disabled: false; readonly config: XdsStatefulSession };
 
 /** `typed_per_filter_config`: filter instance name → its override config. */
 export type XdsFilterOverrides = ReadonlyMap<string, XdsTypedConfig>;
@@ -43,6 +64,8 @@ export interface XdsHttpFilter {
   readonly typeName: string;
   /** The filter's config as it came (the Any; a TypedStruct wrapper is kept, its inner type is `typeName`). */
   readonly config: XdsTypedConfig;
+  /** A55: the parsed config of a stateful_session filter. */
+  readonly statefulSession?: XdsStatefulSession;
 }
 
 /** Where a listener's routes come from: an RDS resource to watch, or a RouteConfiguration inline in the HCM. */
