@@ -10,5 +10,6 @@ export {
 export { STREAM_CORE_METRICS } from './orca-stream.js';
 export { HASH_PICK_INFO_KEY } from './picker-adapter.js';
 export { LBTREE_PREFIX, type RegisterOptions, register } from './register.js';
+export { SessionCookieJar } from './session-cookies.js';
 export { leaseXdsClient, type XdsClientLease } from './xds-client-pool.js';
 export { GrpcXdsTransport, grpcXdsTransportFactory, xdsClientTrace } from './xds-transport.js';
