@@ -1,6 +1,4 @@
 import {
-  type Address,
-  type BackendMetricsListener,
   type CompletePick,
   type ConnectivityState,
   OK_STATUS,
@@ -12,6 +10,7 @@ import {
   type Unwatch,
   unavailable,
 } from '../../core/index.js';
+import { ForwardingSubchannel } from '../forwarding-subchannel.js';
 
 /** Where an ejectable subchannel reports the calls made on it. */
 export interface CallRecorder {
@@ -24,7 +23,7 @@ export interface CallRecorder {
  * through the generic health watch (the endpoint's pick_first sees TRANSIENT_FAILURE health) while the raw
  * connectivity state, and so the connection, is left alone for when the endpoint is un-ejected.
  */
-export class EjectableSubchannel implements Subchannel {
+export class EjectableSubchannel extends ForwardingSubchannel {
   private ejected = false;
   private readonly healthListeners = new Set<StateListener>();
   private unwatchInner: Unwatch | null = null;
@@ -40,35 +39,23 @@ export class EjectableSubchannel implements Subchannel {
   private result: CompletePick | null = null;
 
   constructor(
-    readonly inner: Subchannel,
+    inner: Subchannel,
     private readonly recorder: CallRecorder,
   ) {
+    super(inner);
     this.innerHealth = inner.health;
     this.deliveredState = inner.health;
     this.ejectedStatus = unavailable(`endpoint of ${inner.key} is ejected by outlier detection`);
   }
 
-  get address(): Address {
-    return this.inner.address;
-  }
-  get key(): string {
-    return this.inner.key;
-  }
-  get state(): ConnectivityState {
-    return this.inner.state;
-  }
-  get health(): ConnectivityState {
+  override get health(): ConnectivityState {
     return this.ejected && this.inner.state === READY ? TRANSIENT_FAILURE : this.inner.health;
   }
   get isEjected(): boolean {
     return this.ejected;
   }
 
-  watchConnectivity(listener: StateListener): Unwatch {
-    return this.inner.watchConnectivity(listener);
-  }
-
-  watchHealth(listener: StateListener): Unwatch {
+  override watchHealth(listener: StateListener): Unwatch {
     if (this.unwatchInner === null) {
       this.innerHealth = this.inner.health;
       this.deliveredState = this.health;
@@ -84,19 +71,7 @@ export class EjectableSubchannel implements Subchannel {
     };
   }
 
-  watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
-    return this.inner.watchBackendMetrics?.(periodMs, listener) ?? (() => {});
-  }
-
-  requestConnection(): void {
-    this.inner.requestConnection();
-  }
-
-  resetBackoff(): void {
-    this.inner.resetBackoff();
-  }
-
-  release(): void {
+  override release(): void {
     this.healthListeners.clear();
     this.unwatchInner?.();
     this.unwatchInner = null;
