@@ -7,7 +7,8 @@ import type { Backend, BackendClientType } from '../../src/cli/loopback-backends
 process.env.GRPC_TRACE = 'lbtree';
 process.env.GRPC_VERBOSITY = 'DEBUG';
 const grpc = await import('@grpc/grpc-js');
-const { newClient, startBackends, whoami } = await import('../../src/cli/loopback-backends.js');
+const { newClient, startBackends } = await import('../../src/cli/loopback-backends.js');
+const { concurrentCalls: calls } = await import('../support/concurrent-calls.js');
 const { register } = await import('../../src/grpc-js/index.js');
 const { tally } = await import('../support/sim-picks.js');
 const traces: string[] = [];
@@ -23,15 +24,6 @@ const CONFIG = [
     },
   },
 ];
-
-async function calls(client: BackendClientType, n: number, loops = 4): Promise<string[]> {
-  const names: string[] = [];
-  const run = async () => {
-    while (names.length < n) names.push(await whoami(client, { waitForReady: true }));
-  };
-  await Promise.all(Array.from({ length: loops }, run));
-  return names.slice(0, n);
-}
 
 describe('weighted_round_robin on a real grpc-js channel with out-of-band ORCA reports (A58, A51)', () => {
   let backends: Backend[];

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Code, type CompletePick, OK_STATUS, type PickArgs, status } from '../../src/core/index.js';
+import {
+  Code,
+  type CompletePick,
+  completeBackendMetricReport,
+  OK_STATUS,
+  type PickArgs,
+  status,
+} from '../../src/core/index.js';
 import { Simulation, type SubchannelHandle } from '../../src/sim/index.js';
 import { connectAll, tally } from '../support/sim-picks.js';
 
@@ -42,18 +49,7 @@ function picks(sim: Simulation, n: number, perCall: Record<string, number> = {})
     const u = perCall[key];
     r.onCallEnded?.(OK_STATUS, {
       backendMetrics:
-        u === undefined
-          ? undefined
-          : {
-              cpuUtilization: u,
-              memUtilization: 0,
-              applicationUtilization: 0,
-              rpsFractional: 100,
-              eps: 0,
-              utilization: {},
-              requestCost: {},
-              namedMetrics: {},
-            },
+        u === undefined ? undefined : completeBackendMetricReport({ cpuUtilization: u, rpsFractional: 100 }),
     });
   }
   return tally(seen);
