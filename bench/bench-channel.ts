@@ -60,6 +60,9 @@ export class BenchChannel implements Helper {
   state: ConnectivityState = CONNECTING;
   picker: Picker = queuePicker;
 
+  /** Subchannels are created READY, as from a pool whose connections are already up. */
+  connected = false;
+
   constructor(readonly clock: Clock = realClock) {}
 
   createSubchannel(address: Address): Subchannel {
@@ -67,6 +70,7 @@ export class BenchChannel implements Helper {
     let sub = this.pool.get(key);
     if (!sub) {
       sub = new BenchSubchannel(address, key);
+      if (this.connected) sub.state = READY;
       this.pool.set(key, sub);
     }
     return sub;

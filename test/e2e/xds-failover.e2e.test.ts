@@ -83,6 +83,7 @@ describe("lbtree's xds: resolver: failover, circuit breaking, aggregate clusters
     );
     const c = h.channel('cb');
     await rpcsUntil(c, servedByExactly(['cb']), { window: 3 });
+    const issued = findClusterCallStats('cb', 'cb')?.issued ?? 0;
     b.hold();
     const outcomes: (string | Grpc.ServiceError)[] = [];
     const calls = Array.from({ length: 8 }, () =>
@@ -105,6 +106,7 @@ describe("lbtree's xds: resolver: failover, circuit breaking, aggregate clusters
       }
       const stats = findClusterCallStats('cb', 'cb');
       assert.equal(stats?.inFlight, 3, "lbtree's xds_cluster_impl counts the calls in flight");
+      assert.equal(stats?.issued, issued + 3, 'three calls started');
       assert.ok((stats?.uncategorizedDrops ?? 0) >= 5);
     } finally {
       b.release();
