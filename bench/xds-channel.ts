@@ -277,8 +277,14 @@ export async function runXdsChannelBench(): Promise<void> {
         const other = ours === 'skipped' ? theirs : ours;
         notes.push(`${side} skipped at ${label}: it hit the ${CAP_MS / 1000} s cap at the previous size.`);
         if (other !== 'skipped') {
-          const fig = (f: (r: PushRun) => number, unit: string) =>
-            `${median(other.map(f)).toFixed(1)} ${unit}`;
+          if (other.some((r) => r.ms === null)) {
+            const otherSide = side === 'lbtree' ? 'grpc-js-xds' : 'lbtree';
+            notes.push(`${otherSide} at ${label}: no marker RPC within ${CAP_MS / 1000} s (a lower bound).`);
+          }
+          const fig = (f: (r: PushRun) => number, unit: string) => {
+            const x = median(other.map(f));
+            return Number.isNaN(x) ? 'not measured (killed at the cap)' : `${x.toFixed(1)} ${unit}`;
+          };
           const cells = (x: string) => (side === 'lbtree' ? `skipped | ${x}` : `${x} | skipped`);
           console.log(
             `| EDS push → picker in use, ${label} | ${cells(fig((r) => r.ms ?? CAP_MS, 'ms'))} | — |`,
@@ -293,7 +299,7 @@ export async function runXdsChannelBench(): Promise<void> {
       ] as const) {
         if (list.some((r) => r.ms === null)) {
           notes.push(
-            `${side} at ${label}: no marker RPC within ${CAP_MS / 1000} s, so its time is a lower bound and its heap was taken at the cap.`,
+            `${side} at ${label}: no marker RPC within ${CAP_MS / 1000} s, so its time is a lower bound (its heap was taken at the cap, or not at all when its process had to be killed).`,
           );
         }
       }
