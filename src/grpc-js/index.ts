@@ -2,7 +2,14 @@
 
 export { BACKEND_METRICS_TRAILER, backendMetricsTrailer, readBackendMetrics } from './backend-metrics.js';
 export { ENDPOINTS_SCHEME, EndpointsResolver, parseEndpointsTarget } from './endpoints-resolver.js';
+export {
+  DEFAULT_MIN_REPORT_INTERVAL_MS,
+  OrcaService,
+  type OrcaServiceOptions,
+} from './orca-service.js';
+export { STREAM_CORE_METRICS } from './orca-stream.js';
 export { HASH_PICK_INFO_KEY } from './picker-adapter.js';
 export { LBTREE_PREFIX, type RegisterOptions, register } from './register.js';
+export { SessionCookieJar } from './session-cookies.js';
 export { leaseXdsClient, type XdsClientLease } from './xds-client-pool.js';
 export { GrpcXdsTransport, grpcXdsTransportFactory, xdsClientTrace } from './xds-transport.js';

@@ -11,6 +11,7 @@ import {
   queuePicker,
   READY,
   type Status,
+  type Subchannel,
   TRANSIENT_FAILURE,
   unavailable,
   workMeter,
@@ -45,6 +46,7 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
   constructor(protected readonly helper: Helper) {
     this.list = new EndpointList(helper, {
       onChildState: (child, previous) => this.onChildState(child, previous),
+      wrapSubchannel: (child, subchannel) => this.wrapSubchannel(child, subchannel),
     });
   }
 
@@ -59,6 +61,11 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
 
   /** The READY picker over `ready` (at least one entry). */
   protected abstract readyPicker(ready: ArraySnapshot<Entry>): Picker;
+
+  /** What a child's pick_first gets for a new subchannel of that child (weighted_round_robin wraps it). */
+  protected wrapSubchannel(_child: EndpointChild, subchannel: Subchannel): Subchannel {
+    return subchannel;
+  }
 
   /** Takes the config of an accepted update, just before the picker is rebuilt. */
   protected applyConfig(_config: Config): void {}
