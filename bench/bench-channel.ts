@@ -52,6 +52,11 @@ export class BenchSubchannel implements Subchannel {
   release(): void {}
 }
 
+/** A subchannel whose connection is up when the policy creates it (a pool's connected subchannel): READY. */
+export class ConnectedSubchannel extends BenchSubchannel {
+  override state: ConnectivityState = READY;
+}
+
 export class BenchChannel implements Helper {
   readonly pool = new Map<string, BenchSubchannel>();
   /** Pick arguments with no metadata and no hash, shared by every pick. */
@@ -60,13 +65,17 @@ export class BenchChannel implements Helper {
   state: ConnectivityState = CONNECTING;
   picker: Picker = queuePicker;
 
-  constructor(readonly clock: Clock = realClock) {}
+  /** `connectAtOnce`: subchannels are READY from creation ({@link ConnectedSubchannel}). */
+  constructor(
+    readonly clock: Clock = realClock,
+    private readonly connectAtOnce = false,
+  ) {}
 
   createSubchannel(address: Address): Subchannel {
     const key = addressKey(address);
     let sub = this.pool.get(key);
     if (!sub) {
-      sub = new BenchSubchannel(address, key);
+      sub = this.connectAtOnce ? new ConnectedSubchannel(address, key) : new BenchSubchannel(address, key);
       this.pool.set(key, sub);
     }
     return sub;
