@@ -15,8 +15,15 @@ import {
   unavailable,
   workMeter,
 } from '../core/index.js';
-import { type EndpointChild, EndpointList } from './endpoint-list.js';
+import { type EndpointChild, EndpointList, type EndpointListOwner } from './endpoint-list.js';
 import { type ArraySnapshot, SnapshotArray } from './snapshot-array.js';
+
+/**
+ * The READY set of a petiole with no endpoints (before its first list, after an empty one or destroy): shared,
+ * never written to, since a child can only join the READY set after an update has made a fresh one.
+ */
+const EMPTY_READY = new SnapshotArray<never>();
+const NO_CHILDREN = Object.freeze([]) as unknown as EndpointChild[];
 
 /**
  * The state machine shared by the petioles that keep every endpoint connected (A61 "Petiole policies":
@@ -29,23 +36,21 @@ import { type ArraySnapshot, SnapshotArray } from './snapshot-array.js';
  * leaving READY is O(1), and so is the picker built after it, so n children connecting one after another
  * cost O(n) in total (a connect storm), not a rebuild over every READY child each time.
  */
-export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalancer<Config> {
+export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalancer<Config>, EndpointListOwner {
   protected readonly list: EndpointList;
   /**
    * The READY children's entries (in no particular order), each `entryWidth` slots, and, at the entry's index,
    * the child.
    */
-  private ready = new SnapshotArray<Entry>();
-  private readyChildren: EndpointChild[] = [];
+  private ready: SnapshotArray<Entry> = EMPTY_READY as SnapshotArray<Entry>;
+  private readyChildren: EndpointChild[] = NO_CHILDREN;
   /** null until the first report; treated as CONNECTING, the state A61 says a new policy starts in. */
   private reported: ConnectivityState | null = null;
   /** The child whose failure the TRANSIENT_FAILURE picker shows (its real connection error). */
   private lastFailed: EndpointChild | null = null;
 
   constructor(protected readonly helper: Helper) {
-    this.list = new EndpointList(helper, {
-      onChildState: (child, previous) => this.onChildState(child, previous),
-    });
+    this.list = new EndpointList(helper, this);
   }
 
   /** How many slots each READY child's entry takes (parallel fields a pick reads without a hop). */
@@ -123,8 +128,8 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
   }
 
   private clearReady(): void {
-    this.ready = new SnapshotArray();
-    this.readyChildren = [];
+    this.ready = EMPTY_READY as SnapshotArray<Entry>;
+    this.readyChildren = NO_CHILDREN;
   }
 
   private addReady(child: EndpointChild): void {
@@ -155,7 +160,8 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
     this.report(TRANSIENT_FAILURE, status, new FailPicker(status));
   }
 
-  private onChildState(child: EndpointChild, previous: ConnectivityState): void {
+  /** @internal EndpointListOwner: a child reported (outside an update). */
+  onChildState(child: EndpointChild, previous: ConnectivityState): void {
     if (previous === READY) {
       if (child.state === READY) this.replaceReady(child);
       else this.removeReady(child);

@@ -192,12 +192,8 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     workMeter.visits++;
     const counts = this.counts;
     if (counts[READY] > 0) {
-      const picker = new WeightedPicker(
-        this.table!,
-        this.readyPickers.snapshot(),
-        this.random,
-        this.readyWeights!.snapshot(),
-      );
+      const pickers = this.readyPickers.snapshot();
+      const picker = new WeightedPicker(this.table!, pickers, this.random, this.readyWeights!.snapshot(pickers));
       this.report(READY, OK_STATUS, picker);
     } else if (counts[CONNECTING] > 0) {
       if (this.reported !== CONNECTING) this.report(CONNECTING, OK_STATUS, queuePicker);
