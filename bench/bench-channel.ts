@@ -52,11 +52,6 @@ export class BenchSubchannel implements Subchannel {
   release(): void {}
 }
 
-/** A subchannel whose connection is up when the policy creates it (a pool's connected subchannel): READY. */
-export class ConnectedSubchannel extends BenchSubchannel {
-  override state: ConnectivityState = READY;
-}
-
 export class BenchChannel implements Helper {
   readonly pool = new Map<string, BenchSubchannel>();
   /** Pick arguments with no metadata and no hash, shared by every pick. */
@@ -65,17 +60,17 @@ export class BenchChannel implements Helper {
   state: ConnectivityState = CONNECTING;
   picker: Picker = queuePicker;
 
-  /** `connectAtOnce`: subchannels are READY from creation ({@link ConnectedSubchannel}). */
-  constructor(
-    readonly clock: Clock = realClock,
-    private readonly connectAtOnce = false,
-  ) {}
+  /** Subchannels are created READY, as from a pool whose connections are already up. */
+  connected = false;
+
+  constructor(readonly clock: Clock = realClock) {}
 
   createSubchannel(address: Address): Subchannel {
     const key = addressKey(address);
     let sub = this.pool.get(key);
     if (!sub) {
-      sub = this.connectAtOnce ? new ConnectedSubchannel(address, key) : new BenchSubchannel(address, key);
+      sub = new BenchSubchannel(address, key);
+      if (this.connected) sub.state = READY;
       this.pool.set(key, sub);
     }
     return sub;

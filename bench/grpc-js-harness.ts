@@ -137,7 +137,18 @@ export function createGrpcJsRoundRobin(): GrpcJsRoundRobinHarness {
  * The same harness for any policy registered in grpc-js, e.g. `{ lbtree_round_robin: {} }` after lbtree's
  * register(): lbtree then runs behind its grpc-js adapter, as on a real channel.
  */
-export function createGrpcJsPolicyHarness(lbConfig: Record<string, unknown>): GrpcJsRoundRobinHarness {
+export interface PolicyHarnessOptions {
+  /**
+   * Subchannels are created READY, as from a pool whose connections are already up: the policy sees its
+   * whole list connected in one update instead of n connections completing one by one.
+   */
+  readonly connected?: boolean;
+}
+
+export function createGrpcJsPolicyHarness(
+  lbConfig: Record<string, unknown>,
+  options: PolicyHarnessOptions = {},
+): GrpcJsRoundRobinHarness {
   // Each distinct 'host:port' string is parsed once into an interned address object; grpc-js passes
   // those same objects to createSubchannel, so the pool below is keyed by object identity and a
   // re-delivered list costs the fake no parsing, allocation or string hashing.
@@ -165,6 +176,10 @@ export function createGrpcJsPolicyHarness(lbConfig: Record<string, unknown>): Gr
       if (subchannel === undefined) {
         const name = 'path' in address ? address.path : `${address.host}:${address.port}`;
         subchannel = new FakeSubchannel(name);
+        if (options.connected) {
+          subchannel.startConnecting();
+          subchannel.transition(ConnectivityState.READY);
+        }
         pool.set(address, subchannel);
       }
       return subchannel;

@@ -153,7 +153,8 @@ export function createLbtreeStorm(
   const registry = registerAllPolicies(new Registry());
   const parsed = registry.parseLbConfigList([lbtreeConfig(policy, shape, n)]);
   const clock = new ManualClock();
-  const channel = new BenchChannel(clock, connectAtOnce);
+  const channel = new BenchChannel(clock);
+  channel.connected = connectAtOnce;
   const lb = registry.create(parsed, channel);
   const endpoints = lbtreeEndpoints(shape, n, channel);
   const keys = Array.from({ length: n }, (_, i) => address(i));
@@ -262,18 +263,6 @@ function grpcEndpoints(shape: Shape, n: number): experimental.Endpoint[] {
   }) as experimental.Endpoint[];
 }
 
-/**
- * A fake whose connection is up when the policy creates it: READY from the start. (grpc-js's pick_first asks
- * for connections in a process.nextTick, after the update has returned; a subchannel READY at creation is
- * picked inside the update.)
- */
-class ReadyFakeSubchannel extends FakeSubchannel {
-  constructor(address: string) {
-    super(address);
-    this.transition(GrpcState.READY);
-  }
-}
-
 function createGrpcJs(policy: string, shape: Shape, n: number, connectAtOnce = false): StormHarness {
   registerGrpcJsXds();
   const pool = new Map<string, FakeSubchannel>();
@@ -285,7 +274,13 @@ function createGrpcJs(policy: string, shape: Shape, n: number, connectAtOnce = f
       const key = experimental.subchannelAddressToString(a);
       let sub = pool.get(key);
       if (!sub) {
-        sub = connectAtOnce ? new ReadyFakeSubchannel(key) : new FakeSubchannel(key);
+        sub = new FakeSubchannel(key);
+        if (connectAtOnce) {
+          // Its connection is up when the policy creates it: READY from the start. (grpc-js's pick_first asks
+          // for connections in a process.nextTick, after the update has returned.)
+          sub.startConnecting();
+          sub.transition(GrpcState.READY);
+        }
         pool.set(key, sub);
       }
       return sub;

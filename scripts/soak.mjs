@@ -1,4 +1,4 @@
-// Soak test: runs every end-to-end test file (test/e2e/*.e2e.test.ts) many times in a row, to catch tests
+// Soak test: runs every end-to-end test file (test/**/*.e2e.test.ts) many times in a row, to catch tests
 // that fail for no reason. Each round runs every file once, each in its own process, one after another.
 //
 //   npm run test:soak                      # 20 rounds
@@ -9,10 +9,11 @@
 // Prints one line per run, per-file pass/fail counts at the end and a final verdict line; the output of every
 // failed run is kept in a log file named in that line. Exits non-zero when any run failed.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NODE_TEST_ARGS } from './node-test-args.mjs';
+import { isEndToEnd, testFiles } from './test-files.mjs';
 
 function usage(message) {
   console.error(`test:soak: ${message}\nusage: npm run test:soak -- [--runs N] [--load] [path-fragment ...]`);
@@ -33,11 +34,7 @@ for (let i = 0; i < args.length; i++) {
   else filters.push(a);
 }
 
-const files = readdirSync('test/e2e')
-  .filter((f) => f.endsWith('.e2e.test.ts'))
-  .map((f) => join('test/e2e', f))
-  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
-  .sort();
+const files = testFiles(filters).filter(isEndToEnd);
 if (files.length === 0) usage('no end-to-end test file matched');
 
 /** Runs one child to completion; resolves with its exit code and its combined output. */

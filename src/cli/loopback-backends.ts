@@ -30,6 +30,10 @@ export class Backend {
   /** When above 0, every `failEvery`-th call fails with INTERNAL (a backend erroring, for outlier detection). */
   failEvery = 0;
   failed = 0;
+  /** The client ends (address:port) that called it: one per connection, so a new entry is a new connection. */
+  readonly peers = new Set<string>();
+  /** While held, calls wait here for `release()` (a slow backend, e.g. for circuit breaking). */
+  private heldCalls: (() => void)[] | null = null;
   private server: grpc.Server | null = null;
   port = 0;
 
@@ -50,15 +54,13 @@ export class Backend {
   async start(): Promise<this> {
     const server = new grpc.Server();
     server.addService(WHOAMI_SERVICE, {
-      whoami: (_call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
-        if (this.failEvery > 0 && (this.served + this.failed + 1) % this.failEvery === 0) {
-          this.failed++;
-          callback({ code: grpc.status.INTERNAL, details: `${this.name} is failing` });
+      whoami: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+        this.peers.add(call.getPeer());
+        if (this.heldCalls) {
+          this.heldCalls.push(() => this.answer(callback));
           return;
         }
-        this.served++;
-        const trailers = this.backendMetrics ? backendMetricsTrailer(this.backendMetrics) : undefined;
-        callback(null, Buffer.from(this.name), trailers);
+        this.answer(callback);
       },
     });
     const bind = this.host.includes(':') ? `[${this.host}]:${this.port}` : `${this.host}:${this.port}`;
@@ -69,6 +71,34 @@ export class Backend {
     );
     this.server = server;
     return this;
+  }
+
+  /** From now on calls wait, unanswered, until `release()`. */
+  hold(): void {
+    this.heldCalls ??= [];
+  }
+
+  /** How many calls are waiting for `release()`. */
+  get waiting(): number {
+    return this.heldCalls?.length ?? 0;
+  }
+
+  /** Answers every waiting call and stops holding new ones. */
+  release(): void {
+    const held = this.heldCalls ?? [];
+    this.heldCalls = null;
+    for (const answer of held) answer();
+  }
+
+  private answer(callback: grpc.sendUnaryData<Buffer>): void {
+    if (this.failEvery > 0 && (this.served + this.failed + 1) % this.failEvery === 0) {
+      this.failed++;
+      callback({ code: grpc.status.INTERNAL, details: `${this.name} is failing` });
+      return;
+    }
+    this.served++;
+    const trailers = this.backendMetrics ? backendMetricsTrailer(this.backendMetrics) : undefined;
+    callback(null, Buffer.from(this.name), trailers);
   }
 
   /** Dies abruptly: connections are cut, and RPCs in flight on them fail. */

@@ -1,7 +1,8 @@
 // Builders for the resources gRPC's xDS reads, in proto3 JSON with "@type" (what `setResources` and the
 // resources file take). They cover the common shapes: a listener with an RDS or inline route configuration,
 // routes to clusters (one, or weighted) with hash policies, EDS clusters with a legacy or A52
-// load_balancing_policy, and ClusterLoadAssignments with localities, weights and priorities.
+// load_balancing_policy, ClusterLoadAssignments with localities, weights and priorities, and A55 cookie-based
+// session affinity (the stateful_session filter, its per-route overrides, override_host_status).
 import type { ResourceJson } from './resource-set.js';
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
@@ -18,6 +19,15 @@ const HCM_TYPE_URL = typeUrlOf(
 );
 const ROUTER_TYPE_URL = typeUrlOf('envoy.extensions.filters.http.router.v3.Router');
 const AGGREGATE_CLUSTER_TYPE_URL = typeUrlOf('envoy.extensions.clusters.aggregate.v3.ClusterConfig');
+const STATEFUL_SESSION_TYPE_URL = typeUrlOf(
+  'envoy.extensions.filters.http.stateful_session.v3.StatefulSession',
+);
+const STATEFUL_SESSION_PER_ROUTE_TYPE_URL = typeUrlOf(
+  'envoy.extensions.filters.http.stateful_session.v3.StatefulSessionPerRoute',
+);
+const COOKIE_SESSION_STATE_TYPE_URL = typeUrlOf(
+  'envoy.extensions.http.stateful_session.cookie.v3.CookieBasedSessionState',
+);
 const LB_POLICY = 'envoy.extensions.load_balancing_policies';
 
 // ---------------------------------------------------------------------------------------------- endpoints
@@ -191,6 +201,8 @@ export interface ClusterSpec {
   readonly maxRequests?: number;
   /** outlier_detection, as proto3 JSON (gRFC A50). */
   readonly outlierDetection?: Json;
+  /** gRFC A55 common_lb_config.override_host_status, e.g. ["UNKNOWN", "HEALTHY", "DRAINING"]. */
+  readonly overrideHostStatus?: readonly string[];
   /** More Cluster fields, as proto3 JSON, merged last. */
   readonly fields?: Json;
 }
@@ -216,6 +228,9 @@ export function cluster(spec: ClusterSpec): ResourceJson {
       ? { circuitBreakers: { thresholds: [{ priority: 'DEFAULT', maxRequests: spec.maxRequests }] } }
       : {}),
     ...(spec.outlierDetection !== undefined ? { outlierDetection: spec.outlierDetection } : {}),
+    ...(spec.overrideHostStatus !== undefined
+      ? { commonLbConfig: { overrideHostStatus: { statuses: [...spec.overrideHostStatus] } } }
+      : {}),
     ...spec.fields,
   };
 }
@@ -242,6 +257,52 @@ export function logicalDnsCluster(name: string, address: AddressSpec): ResourceJ
   };
 }
 
+// -------------------------------------------------------------------------------------- session affinity
+
+/** gRFC A55: the cookie of a stateful session filter. */
+export interface SessionCookieSpec {
+  readonly name: string;
+  /** The cookie's Path (default: every path). */
+  readonly path?: string;
+  /** Max-Age in seconds. */
+  readonly ttlSeconds?: number;
+}
+
+function statefulSession(cookie: SessionCookieSpec): Json {
+  return {
+    sessionState: {
+      name: 'envoy.http.stateful_session.cookie',
+      typedConfig: {
+        '@type': COOKIE_SESSION_STATE_TYPE_URL,
+        cookie: {
+          name: cookie.name,
+          ...(cookie.path !== undefined ? { path: cookie.path } : {}),
+          ...(cookie.ttlSeconds !== undefined ? { ttl: `${cookie.ttlSeconds}s` } : {}),
+        },
+      },
+    },
+  };
+}
+
+/** gRFC A55: an HttpConnectionManager http_filters entry for cookie-based stateful session affinity. */
+export function statefulSessionFilter(
+  cookie: SessionCookieSpec,
+  name = 'envoy.filters.http.stateful_session',
+): Json {
+  return { name, typedConfig: { '@type': STATEFUL_SESSION_TYPE_URL, ...statefulSession(cookie) } };
+}
+
+/**
+ * gRFC A55: a StatefulSessionPerRoute for typed_per_filter_config (keyed by the filter's name): turns the filter
+ * off (`'disabled'`) or gives another cookie for a virtual host, route or weighted cluster.
+ */
+export function statefulSessionPerRoute(override: 'disabled' | SessionCookieSpec): Json {
+  return {
+    '@type': STATEFUL_SESSION_PER_ROUTE_TYPE_URL,
+    ...(override === 'disabled' ? { disabled: true } : { statefulSession: statefulSession(override) }),
+  };
+}
+
 // ------------------------------------------------------------------------------------------------ routes
 
 /** gRFC A42 hash policies of a route. */
@@ -256,9 +317,15 @@ export interface RouteSpec {
   readonly path?: string;
   /** the cluster RPCs go to … */
   readonly cluster?: string;
-  /** … or weighted clusters (gRFC A28). */
-  readonly weightedClusters?: readonly { readonly name: string; readonly weight: number }[];
+  /** … or weighted clusters (gRFC A28), each with its own filter overrides if wanted. */
+  readonly weightedClusters?: readonly {
+    readonly name: string;
+    readonly weight: number;
+    readonly typedPerFilterConfig?: Json;
+  }[];
   readonly hashPolicy?: readonly HashPolicySpec[];
+  /** HTTP filter overrides by filter name (gRFC A39), e.g. a statefulSessionPerRoute. */
+  readonly typedPerFilterConfig?: Json;
 }
 
 export interface VirtualHostSpec {
@@ -266,6 +333,8 @@ export interface VirtualHostSpec {
   /** default ["*"]. */
   readonly domains?: readonly string[];
   readonly routes: readonly RouteSpec[];
+  /** HTTP filter overrides by filter name (gRFC A39). */
+  readonly typedPerFilterConfig?: Json;
 }
 
 /** A RouteConfiguration; `routeConfig` below is the same without "@type" (for a listener's inline one). */
@@ -280,6 +349,7 @@ function routeConfig(name: string, virtualHosts: readonly VirtualHostSpec[]): Js
       name: vh.name ?? `vhost-${i}`,
       domains: vh.domains ?? ['*'],
       routes: vh.routes.map(route),
+      ...(vh.typedPerFilterConfig !== undefined ? { typedPerFilterConfig: vh.typedPerFilterConfig } : {}),
     })),
   };
 }
@@ -290,7 +360,13 @@ function route(spec: RouteSpec): Json {
     spec.weightedClusters !== undefined
       ? {
           weightedClusters: {
-            clusters: spec.weightedClusters.map((c) => ({ name: c.name, weight: c.weight })),
+            clusters: spec.weightedClusters.map((c) => ({
+              name: c.name,
+              weight: c.weight,
+              ...(c.typedPerFilterConfig !== undefined
+                ? { typedPerFilterConfig: c.typedPerFilterConfig }
+                : {}),
+            })),
           },
         }
       : { cluster: spec.cluster ?? '' };
@@ -299,20 +375,26 @@ function route(spec: RouteSpec): Json {
       ? { header: { headerName: h.header }, ...(h.terminal ? { terminal: true } : {}) }
       : { filterState: { key: 'io.grpc.channel_id' }, ...(h.terminal ? { terminal: true } : {}) },
   );
-  return { match, route: { ...target, ...(hashPolicy.length > 0 ? { hashPolicy } : {}) } };
+  return {
+    match,
+    route: { ...target, ...(hashPolicy.length > 0 ? { hashPolicy } : {}) },
+    ...(spec.typedPerFilterConfig !== undefined ? { typedPerFilterConfig: spec.typedPerFilterConfig } : {}),
+  };
 }
 
 // --------------------------------------------------------------------------------------------- listeners
 
 /**
  * A client-side Listener (api_listener with an HttpConnectionManager whose last filter is the router): its
- * routes come over RDS (`{ rds: name }`) or inline (`{ inline: virtual hosts }`).
+ * routes come over RDS (`{ rds: name }`) or inline (`{ inline: virtual hosts }`); `httpFilters` (e.g. a
+ * statefulSessionFilter) run before the router.
  */
 export function listener(
   name: string,
   routes:
     | { readonly rds: string }
     | { readonly inline: readonly VirtualHostSpec[]; readonly routeConfigName?: string },
+  options: { readonly httpFilters?: readonly Json[] } = {},
 ): ResourceJson {
   const routeSource =
     'rds' in routes
@@ -325,7 +407,10 @@ export function listener(
       apiListener: {
         '@type': HCM_TYPE_URL,
         ...routeSource,
-        httpFilters: [{ name: 'router', typedConfig: { '@type': ROUTER_TYPE_URL } }],
+        httpFilters: [
+          ...(options.httpFilters ?? []),
+          { name: 'router', typedConfig: { '@type': ROUTER_TYPE_URL } },
+        ],
       },
     },
   };
@@ -346,6 +431,8 @@ export interface ServiceSpec {
   /** Route configuration inline in the listener instead of over RDS. */
   readonly inlineRoutes?: boolean;
   readonly hashPolicy?: readonly HashPolicySpec[];
+  /** gRFC A55: cookie-based session affinity for the whole service. */
+  readonly sessionCookie?: SessionCookieSpec;
 }
 
 /**
@@ -364,9 +451,10 @@ export function xdsService(spec: ServiceSpec): ResourceJson[] {
         };
   const virtualHosts: VirtualHostSpec[] = [{ domains: ['*'], routes: [routeSpec] }];
   const routeName = `${spec.name}-routes`;
+  const filters = { httpFilters: spec.sessionCookie ? [statefulSessionFilter(spec.sessionCookie)] : [] };
   const head = spec.inlineRoutes
-    ? [listener(spec.name, { inline: virtualHosts, routeConfigName: routeName })]
-    : [listener(spec.name, { rds: routeName }), routeConfiguration(routeName, virtualHosts)];
+    ? [listener(spec.name, { inline: virtualHosts, routeConfigName: routeName }, filters)]
+    : [listener(spec.name, { rds: routeName }, filters), routeConfiguration(routeName, virtualHosts)];
   return [
     ...head,
     ...spec.clusters.flatMap(({ localities, weight: _, ...c }) => [

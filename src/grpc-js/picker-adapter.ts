@@ -31,7 +31,10 @@ const QUEUE_RESULT: experimental.PickResult = Object.freeze({
 class AdaptedPickArgs implements PickArgs {
   metadata: PickArgs['metadata'] = undefined as never;
   extraPickInfo: Readonly<Record<string, string>> = {};
-  /** The config selector's string-keyed pick information (the xDS cluster, A31), read without copying. */
+  /**
+   * The config selector's pick information (the xDS cluster, A31; the A55 session object), read without copying
+   * and untyped: grpc-js declares string values, but the xds resolver's session state is an object.
+   */
   readonly callAttributes: CallAttributes = {
     get: (key: unknown) => (typeof key === 'string' ? this.extraPickInfo[key] : undefined),
   };

@@ -1,7 +1,8 @@
 // lbtree's resolver for `xds:` targets on grpc-js (A27, A31, A74): a shared xDS client per bootstrap, the
 // dependency manager and config selector from src/xds, and grpc-js's resolver and config-selector APIs. The
 // service config's LB policy is lbtree's xds_cluster_manager_experimental; the XdsConfig travels to the cds
-// policies as an update attribute; each call's cluster and request hash travel as pick information.
+// policies as an update attribute; each call's cluster and request hash travel as pick information, and so
+// does its A55 stateful session, whose response side is a dynamic filter.
 
 import {
   type ChannelOptions,
@@ -9,17 +10,23 @@ import {
   Metadata as GrpcMetadata,
   status as GrpcStatus,
   type Metadata,
+  type StatusObject,
 } from '@grpc/grpc-js';
 import type { Registry, Status } from '../core/index.js';
 import { newChannelId } from '../hash/index.js';
 import { loadBootstrap } from '../xds/client/bootstrap.js';
-import { registerXdsPolicies, XDS_CLUSTER_CALL_ATTRIBUTE } from '../xds/policies/index.js';
+import {
+  registerXdsPolicies,
+  XDS_CLUSTER_CALL_ATTRIBUTE,
+  XDS_OVERRIDE_HOST_CALL_ATTRIBUTE,
+} from '../xds/policies/index.js';
 import {
   clusterResourceType,
   endpointResourceType,
   listenerResourceType,
   routeConfigurationResourceType,
 } from '../xds/resources/index.js';
+import type { StatefulSessionCall } from '../xds/stateful-session.js';
 import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
 import { type CallRouter, XdsResolution, type XdsResolutionResult } from '../xds/xds-resolution.js';
 import { nodeDnsResolver } from './node-dns-resolver.js';
@@ -65,6 +72,35 @@ function failingFilter(s: Status): experimental.FilterFactory<experimental.Filte
   return { createFilter: () => new FailCall() };
 }
 
+/**
+ * A55's StatefulSessionFilter on a grpc-js call, response side: the request side ran in the config selector
+ * (the cookie was read and the session handed to the pick). It adds the `set-cookie` header to the response
+ * headers, or to the trailers of a trailers-only response, when the endpoint used is not the cookie's.
+ */
+class StatefulSessionFilter extends experimental.BaseFilter {
+  private headersSeen = false;
+
+  constructor(private readonly session: StatefulSessionCall) {
+    super();
+  }
+
+  override receiveMetadata(metadata: Metadata): Metadata {
+    this.headersSeen = true;
+    this.addCookie(metadata);
+    return metadata;
+  }
+
+  override receiveTrailers(status: StatusObject): StatusObject {
+    if (!this.headersSeen) this.addCookie(status.metadata);
+    return status;
+  }
+
+  private addCookie(metadata: Metadata): void {
+    const header = this.session.setCookieHeader();
+    if (header !== undefined) metadata.add('set-cookie', header);
+  }
+}
+
 /** grpc-js's view of one config selector (A31): route, cluster and hash per call, released when replaced. */
 class GrpcConfigSelector implements experimental.ConfigSelector {
   constructor(private readonly router: CallRouter) {}
@@ -83,6 +119,19 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
       };
     }
     const timeout = selection.timeoutMs;
+    const pickInformation: Record<string, unknown> = {
+      [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
+      [HASH_PICK_INFO_KEY]: selection.hash.toString(),
+    };
+    const session = selection.session;
+    const filters: experimental.FilterFactory<experimental.Filter>[] = [];
+    if (session !== undefined) {
+      // A61's call attribute is an object the pick writes to. grpc-js types pick information as strings, but
+      // hands every pick of the call this very object (load-balancing-call.js passes callConfig.pickInformation
+      // to the picker), so the session travels in it; lbtree's picker adapter reads values untyped.
+      pickInformation[XDS_OVERRIDE_HOST_CALL_ATTRIBUTE] = session;
+      filters.push({ createFilter: () => new StatefulSessionFilter(session) });
+    }
     return {
       methodConfig: {
         name: [],
@@ -91,12 +140,9 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
           : {}),
       },
       onCommitted: selection.release,
-      pickInformation: {
-        [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
-        [HASH_PICK_INFO_KEY]: selection.hash.toString(),
-      },
+      pickInformation: pickInformation as Record<string, string>,
       status: GrpcStatus.OK,
-      dynamicFilterFactories: [],
+      dynamicFilterFactories: filters,
     };
   }
 

@@ -1,14 +1,28 @@
 // The xds resolver's per-call config selector (A31 "Implementation for xDS RouteAction Support"): the first
 // route of the channel's virtual host that matches the call (A28), its cluster (weighted_clusters chosen at
-// random by weight, A28), the request hash from its hash policies (A42 "XdsConfigSelector Changes"), and its
-// timeout (A31 "Supported Fields"). It holds a reference on every cluster it can choose, and each call holds
-// one on its cluster until it is done picking (A31's two-step cluster removal).
+// random by weight, A28), the request hash from its hash policies (A42 "XdsConfigSelector Changes"), its
+// timeout (A31 "Supported Fields"), and the request side of A55's stateful session filter (with A60's cluster
+// from the cookie). It holds a reference on every cluster it can choose, and each call holds one on its
+// cluster until it is done picking (A31's two-step cluster removal).
 
 import { type CallMetadata, Code, type Status, status } from '../core/index.js';
 import { RequestHasher } from '../hash/index.js';
 import type { ClusterRefs } from './cluster-refs.js';
-import type { XdsRoute, XdsRouteAction, XdsVirtualHost } from './resources/types.js';
+import type {
+  XdsHttpFilter,
+  XdsRoute,
+  XdsRouteAction,
+  XdsSessionCookie,
+  XdsVirtualHost,
+} from './resources/types.js';
 import { matchesRoute } from './route-matcher.js';
+import {
+  cookiePathMatches,
+  decodeSessionCookie,
+  findCookie,
+  StatefulSessionCall,
+  sessionCookieFor,
+} from './stateful-session.js';
 
 /** The xds_cluster_manager child name of a cluster (room for other kinds, e.g. cluster specifier plugins). */
 export function clusterChildName(cluster: string): string {
@@ -27,6 +41,8 @@ export type RouteSelection =
       readonly timeoutMs: number | undefined;
       /** Releases the call's reference on its cluster; call once, when the call is done picking. */
       release(): void;
+      /** A55: the call's stateful session, when a stateful_session filter applies to it. */
+      readonly session: StatefulSessionCall | undefined;
     }
   | { readonly ok: false; readonly status: Status };
 
@@ -37,6 +53,8 @@ export interface ConfigSelectorOptions {
   readonly random: () => number;
   /** A31: the listener's HttpConnectionManager max_stream_duration, for routes that set none. */
   readonly defaultMaxStreamDurationMs?: number | undefined;
+  /** The listener's HTTP filters (A39), for the A55 stateful_session filter and its overrides. */
+  readonly httpFilters?: readonly XdsHttpFilter[];
 }
 
 /** A route prepared once per selector: compiled hash policies, cumulative weights, its timeout. */
@@ -49,6 +67,8 @@ interface PreparedRoute {
   readonly totalWeight: number;
   readonly timeoutMs: number | undefined;
   readonly failure: Status | null;
+  /** A55: the session cookie of each of `clusters` (weighted clusters may override it), if any. */
+  readonly sessionCookies: readonly (XdsSessionCookie | undefined)[];
 }
 
 /** A31: grpc_timeout_header_max replaces max_stream_duration when set; zero (or nothing) means no limit. */
@@ -58,7 +78,14 @@ export function routeTimeoutMs(action: XdsRouteAction, defaultMs: number | undef
   return limit === undefined || limit === 0 ? undefined : limit;
 }
 
-function prepare(route: XdsRoute, index: number, defaultMs: number | undefined): PreparedRoute {
+function prepare(
+  route: XdsRoute,
+  index: number,
+  virtualHost: XdsVirtualHost,
+  options: ConfigSelectorOptions,
+): PreparedRoute {
+  const defaultMs = options.defaultMaxStreamDurationMs;
+  const filters = options.httpFilters ?? [];
   const action = route.action;
   if (action.kind === 'non_forwarding') {
     return {
@@ -72,6 +99,7 @@ function prepare(route: XdsRoute, index: number, defaultMs: number | undefined):
         Code.UNAVAILABLE,
         `matched a non-forwarding route (routes[${index}], action ${action.action})`,
       ),
+      sessionCookies: [],
     };
   }
   const hasher = new RequestHasher(action.hashPolicies, `routes[${index}].route.hash_policy`);
@@ -85,6 +113,7 @@ function prepare(route: XdsRoute, index: number, defaultMs: number | undefined):
       totalWeight: 0,
       timeoutMs,
       failure: null,
+      sessionCookies: [sessionCookieFor(filters, [route.filterOverrides, virtualHost.filterOverrides])],
     };
   }
   const cumulative: number[] = [];
@@ -101,6 +130,9 @@ function prepare(route: XdsRoute, index: number, defaultMs: number | undefined):
     totalWeight: sum,
     timeoutMs,
     failure: null,
+    sessionCookies: action.clusters.map((c) =>
+      sessionCookieFor(filters, [c.filterOverrides, route.filterOverrides, virtualHost.filterOverrides]),
+    ),
   };
 }
 
@@ -116,7 +148,7 @@ export class XdsConfigSelector {
     private readonly refs: ClusterRefs,
     private readonly options: ConfigSelectorOptions,
   ) {
-    this.routes = virtualHost.routes.map((r, i) => prepare(r, i, options.defaultMaxStreamDurationMs));
+    this.routes = virtualHost.routes.map((r, i) => prepare(r, i, virtualHost, options));
     const held = new Set<string>();
     for (const r of this.routes) for (const c of r.clusters) held.add(c);
     this.held = [...held];
@@ -134,7 +166,23 @@ export class XdsConfigSelector {
     for (const prepared of this.routes) {
       if (!matchesRoute(prepared.route.match, path, metadata, random)) continue;
       if (prepared.failure !== null) return { ok: false, status: prepared.failure };
-      const cluster = this.chooseCluster(prepared);
+      const chosen = this.chooseCluster(prepared);
+      let cluster = prepared.clusters[chosen]!;
+      let session: StatefulSessionCall | undefined;
+      const cookie = prepared.sessionCookies[chosen];
+      if (cookie !== undefined && cookiePathMatches(cookie.path, path)) {
+        const value = findCookie(metadata, cookie.name);
+        const received = value === undefined ? undefined : decodeSessionCookie(value);
+        // A60: the cookie's cluster wins when this route can send calls there.
+        if (
+          received !== undefined &&
+          received.cluster !== '' &&
+          prepared.clusters.includes(received.cluster)
+        ) {
+          cluster = received.cluster;
+        }
+        session = new StatefulSessionCall(cookie, received, cluster);
+      }
       const hash = prepared.hasher!.hash(metadata, this.options.channelId, random);
       this.refs.ref(cluster);
       let done = false;
@@ -150,6 +198,7 @@ export class XdsConfigSelector {
           done = true;
           refs.unref(cluster);
         },
+        session,
       };
     }
     return { ok: false, status: NO_ROUTE };
@@ -162,9 +211,9 @@ export class XdsConfigSelector {
     for (const c of this.held) this.refs.unref(c);
   }
 
-  /** A28: weighted_clusters — a random point in [0, total weight) falls in one cluster's share. */
-  private chooseCluster(route: PreparedRoute): string {
-    if (route.cumulative.length === 0) return route.clusters[0]!;
+  /** A28: weighted_clusters — a random point in [0, total weight) falls in one cluster's share (its index). */
+  private chooseCluster(route: PreparedRoute): number {
+    if (route.cumulative.length === 0) return 0;
     const point = Math.floor(this.options.random() * route.totalWeight);
     const cumulative = route.cumulative;
     let lo = 0;
@@ -174,6 +223,6 @@ export class XdsConfigSelector {
       if (point < cumulative[mid]!) hi = mid;
       else lo = mid + 1;
     }
-    return route.clusters[lo]!;
+    return lo;
   }
 }

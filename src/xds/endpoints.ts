@@ -37,8 +37,8 @@ function localityIdentity(l: XdsLocalityName): string {
   return JSON.stringify([l.region, l.zone, l.subZone]);
 }
 
-/** Only these are used (A27); endpoints in any other state are left out. */
-export type XdsHealthStatus = 'UNKNOWN' | 'HEALTHY';
+/** Only these are used (A27, and A55 adds DRAINING); endpoints in any other state are left out. */
+export type XdsHealthStatus = 'UNKNOWN' | 'HEALTHY' | 'DRAINING';
 
 export interface XdsEndpoint {
   /** The endpoint's address first, then its additional addresses (A61). */
@@ -85,14 +85,15 @@ export function decodeClusterLoadAssignment(bytes: Uint8Array): ClusterLoadAssig
  * additional address that is missing, not an IP address with a port, or used twice in the cluster; an
  * endpoint weight of 0; a locality listed twice in one priority; locality weights in one priority summing past
  * uint32; a gap in the priorities. Ignored: localities whose weight is unset or 0, and endpoints whose health
- * status is not UNKNOWN or HEALTHY. `additional_addresses` are read unless GRPC_EXPERIMENTAL_XDS_DUALSTACK_ENDPOINTS
+ * status is not UNKNOWN, HEALTHY or (A55, unless GRPC_EXPERIMENTAL_XDS_ENABLE_OVERRIDE_HOST is "false") DRAINING.
+ * `additional_addresses` are read unless GRPC_EXPERIMENTAL_XDS_DUALSTACK_ENDPOINTS
  * is "false".
  */
 export function parseClusterLoadAssignment(
   cla: ClusterLoadAssignment,
   options: XdsOptions = {},
 ): XdsEndpointResource {
-  const { dualstackEndpoints, endpointHashKey } = resolveXdsOptions(options);
+  const { dualstackEndpoints, endpointHashKey, overrideHost } = resolveXdsOptions(options);
   const byPriority = new Map<
     number,
     { localities: XdsLocality[]; weightSum: number; keys: Map<string, number> }
@@ -133,6 +134,7 @@ export function parseClusterLoadAssignment(
         `${at}.lb_endpoints[${j}]`,
         dualstackEndpoints,
         endpointHashKey,
+        overrideHost,
         seenAddresses,
       );
       if (parsed) endpoints.push(parsed);
@@ -167,11 +169,14 @@ function parseLbEndpoint(
   at: string,
   dualstack: boolean,
   hashKeys: boolean,
+  overrideHost: boolean,
   seen: Map<string, string>,
 ): XdsEndpoint | null {
   let healthStatus: XdsHealthStatus;
   if (e.healthStatus === HealthStatus.UNKNOWN) healthStatus = 'UNKNOWN';
   else if (e.healthStatus === HealthStatus.HEALTHY) healthStatus = 'HEALTHY';
+  else if (e.healthStatus === HealthStatus.DRAINING && overrideHost)
+    healthStatus = 'DRAINING'; // A55
   else return null; // A27: "the entry will be ignored"
   const weight = e.loadBalancingWeight ?? 1;
   if (weight === 0) throw new XdsResourceError(`${at}.load_balancing_weight`, 'must be greater than 0');

@@ -13,6 +13,11 @@ export const XDS_DUALSTACK_ENDPOINTS_ENV = 'GRPC_EXPERIMENTAL_XDS_DUALSTACK_ENDP
 export const XDS_RING_HASH_ENV = 'GRPC_XDS_EXPERIMENTAL_ENABLE_RING_HASH';
 /** A76: `true` ignores the `envoy.lb` `hash_key` endpoint metadata (the opt-out for the migration). */
 export const XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV = 'GRPC_XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT';
+/**
+ * A55 / A60: `false` turns stateful session affinity off: DRAINING endpoints are left out of EDS updates and the
+ * stateful_session HTTP filter is not known (a listener needing it is NACKed unless the filter is optional).
+ */
+export const XDS_OVERRIDE_HOST_ENV = 'GRPC_EXPERIMENTAL_XDS_ENABLE_OVERRIDE_HOST';
 
 export interface XdsOptions {
   /**
@@ -29,6 +34,8 @@ export interface XdsOptions {
   readonly ringHash?: boolean;
   /** A76 endpoint hash keys; default on unless GRPC_XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT is "true". */
   readonly endpointHashKey?: boolean;
+  /** A55 stateful session affinity; default from GRPC_EXPERIMENTAL_XDS_ENABLE_OVERRIDE_HOST (on unless "false"). */
+  readonly overrideHost?: boolean;
 }
 
 export interface ResolvedXdsOptions {
@@ -37,6 +44,7 @@ export interface ResolvedXdsOptions {
   readonly dualstackEndpoints: boolean;
   readonly ringHash: boolean;
   readonly endpointHashKey: boolean;
+  readonly overrideHost: boolean;
 }
 
 /** `true` / `false` (any case, surrounding spaces ignored); anything else, or unset, gives the default. */
@@ -54,5 +62,6 @@ export function resolveXdsOptions(options: XdsOptions = {}): ResolvedXdsOptions 
     dualstackEndpoints: options.dualstackEndpoints ?? envFlag(XDS_DUALSTACK_ENDPOINTS_ENV, true),
     ringHash: options.ringHash ?? envFlag(XDS_RING_HASH_ENV, true),
     endpointHashKey: options.endpointHashKey ?? !envFlag(XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV, false),
+    overrideHost: options.overrideHost ?? envFlag(XDS_OVERRIDE_HOST_ENV, true),
   };
 }

@@ -21,7 +21,7 @@ import type { LbConfigList } from './lb-policy-registry.js';
 export const XDS_LOCALITY_NAME = new AttributeKey<XdsLocalityName>('lbtree.xds.locality_name');
 /** The EDS priority an endpoint was listed under (0 is the highest). */
 export const XDS_PRIORITY = new AttributeKey<number>('lbtree.xds.priority');
-/** The endpoint's EDS health status (only UNKNOWN and HEALTHY endpoints are passed on). */
+/** The endpoint's EDS health status (UNKNOWN, HEALTHY, and DRAINING where xds_override_host is in the tree). */
 export const XDS_HEALTH_STATUS = new AttributeKey<XdsHealthStatus>('lbtree.xds.health_status');
 
 /**
@@ -75,6 +75,11 @@ export interface PriorityTreeOptions {
    * cause pointless DNS re-resolution elsewhere in an aggregate cluster). Default true.
    */
   readonly ignoreReresolutionRequests?: boolean;
+  /**
+   * A55: pass DRAINING endpoints on (default false: they are left out). Only a tree with xds_override_host above
+   * the endpoint-picking policy may keep them: that policy hides them from its child.
+   */
+  readonly keepDrainingEndpoints?: boolean;
 }
 
 /**
@@ -100,6 +105,7 @@ export class PriorityTreeGenerator {
     options: PriorityTreeOptions = {},
   ): ClusterTree {
     const ignore = options.ignoreReresolutionRequests ?? true;
+    const keepDraining = options.keepDrainingEndpoints ?? false;
     const names = this.namer.assign(assignment.priorities.map((localities) => localities.map((l) => l.key)));
     const children: Record<string, { config: LbConfigList; ignoreReresolutionRequests: boolean }> = {};
     const endpoints: Endpoint[] = [];
@@ -116,6 +122,7 @@ export class PriorityTreeGenerator {
         // Endpoints of a locality usually share weight and health, so they share one Attributes object.
         const shared = new Map<string, Attributes>();
         for (const e of locality.endpoints) {
+          if (e.healthStatus === 'DRAINING' && !keepDraining) continue;
           const weight = e.weight * locality.weight;
           let attributes: Attributes | undefined;
           const cacheKey = e.hashKey === undefined ? `${weight}/${e.healthStatus}` : undefined;

@@ -126,6 +126,7 @@ export class XdsResolution {
               channelId: this.options.channelId,
               random: this.options.random,
               defaultMaxStreamDurationMs: this.config.listener.maxStreamDurationMs,
+              httpFilters: this.config.listener.httpFilters,
             });
       const clusters = this.refs.names();
       for (const name of this.entries.keys()) if (!this.refs.has(name)) this.entries.delete(name);

@@ -21,3 +21,9 @@ test('lbtree demo rejects an unknown scenario and a bad duration', () => {
   assert.equal(lbtree('demo', '--duration', 'soon').status, 2);
   assert.equal(lbtree('demo', '--duration', '2').status, 2);
 });
+
+test('lbtree demo --fast takes no --duration (its phases end when their outcome shows)', () => {
+  const r = lbtree('demo', '--fast', '--duration', '6');
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--fast .* takes no --duration/);
+});

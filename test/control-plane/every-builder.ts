@@ -9,6 +9,8 @@ import {
   logicalDnsCluster,
   type ResourceJson,
   routeConfiguration,
+  statefulSessionFilter,
+  statefulSessionPerRoute,
 } from '../../src/control-plane/index.js';
 
 export function everyBuilder(): ResourceJson[] {
@@ -38,6 +40,7 @@ export function everyBuilder(): ResourceJson[] {
     }),
     cluster({ name: 'pick-first', loadBalancingPolicy: [lbPolicies.pickFirst(true)] }),
     cluster({ name: 'round-robin', loadBalancingPolicy: [lbPolicies.roundRobin()] }),
+    cluster({ name: 'sessions', overrideHostStatus: ['UNKNOWN', 'HEALTHY', 'DRAINING'] }),
     aggregateCluster('agg', ['a52', 'legacy-ring']),
     logicalDnsCluster('dns', 'example.com:443'),
     clusterLoadAssignment(
@@ -58,22 +61,42 @@ export function everyBuilder(): ResourceJson[] {
       ],
       { dropOverloads: [{ category: 'lb', perMillion: 1000 }] },
     ),
-    listener('l', {
-      inline: [
-        {
-          domains: ['svc'],
-          routes: [
-            {
-              path: '/a.B/C',
-              weightedClusters: [{ name: 'a52', weight: 1 }],
-              hashPolicy: [{ channelId: true, terminal: true }],
-            },
-          ],
-        },
-      ],
-    }),
+    listener(
+      'l',
+      {
+        inline: [
+          {
+            domains: ['svc'],
+            typedPerFilterConfig: { session: statefulSessionPerRoute({ name: 'vh-cookie' }) },
+            routes: [
+              {
+                path: '/a.B/C',
+                weightedClusters: [
+                  {
+                    name: 'a52',
+                    weight: 1,
+                    typedPerFilterConfig: { session: statefulSessionPerRoute('disabled') },
+                  },
+                ],
+                hashPolicy: [{ channelId: true, terminal: true }],
+              },
+            ],
+          },
+        ],
+      },
+      { httpFilters: [statefulSessionFilter({ name: 'sticky', path: '/a.B', ttlSeconds: 60 }, 'session')] },
+    ),
     routeConfiguration('r', [
-      { routes: [{ prefix: '/x', cluster: 'agg', hashPolicy: [{ header: 'x-user' }] }] },
+      {
+        routes: [
+          {
+            prefix: '/x',
+            cluster: 'agg',
+            hashPolicy: [{ header: 'x-user' }],
+            typedPerFilterConfig: { session: statefulSessionPerRoute('disabled') },
+          },
+        ],
+      },
     ]),
   ];
 }

@@ -83,6 +83,33 @@ describe('xds_cluster_impl_experimental (A37 "xds_cluster_impl_experimental LB P
     assert.equal(sim.pick().type, 'complete');
   });
 
+  test('A37: circuit breaking counts a call from its pick: a burst picked in one turn before any call starts (grpc-js starts calls after their call credentials) passes only max_requests', () => {
+    const cluster = xdsCluster('c5', { maxRequests: 3 });
+    const eds = endpointResource('c5', [[locality('a', 1, BACKENDS)]]);
+    const sim = connected('c5', withXdsConfig(xdsConfig({ c5: edsEntry(cluster, eds) })));
+    const burst = Array.from({ length: 5 }, () => sim.picker.pick({ metadata: { get: () => [] } }));
+    assert.deepEqual(
+      burst.map((p) => p.type),
+      ['complete', 'complete', 'complete', 'drop', 'drop'],
+    );
+    // The three calls start later in the turn; they stay counted once the turn's reservations expire.
+    for (const p of burst.slice(0, 3)) (p as CompletePick).onCallStarted?.();
+    sim.flush();
+    assert.equal(sim.pick().type, 'drop');
+    (burst[0] as CompletePick).onCallEnded?.(OK_STATUS);
+    assert.equal(sim.pick().type, 'complete');
+  });
+
+  test('A37: a picked call that never starts (re-picked, cancelled) frees its place when the turn ends', () => {
+    const cluster = xdsCluster('c6', { maxRequests: 2 });
+    const eds = endpointResource('c6', [[locality('a', 1, BACKENDS)]]);
+    const sim = connected('c6', withXdsConfig(xdsConfig({ c6: edsEntry(cluster, eds) })));
+    const pick = () => sim.picker.pick({ metadata: { get: () => [] } }).type;
+    assert.deepEqual([pick(), pick(), pick()], ['complete', 'complete', 'drop']);
+    sim.flush();
+    assert.deepEqual([pick(), pick(), pick()], ['complete', 'complete', 'drop']);
+  });
+
   test('A37 "Use Global Circuit Breaking Atomic": instances for the same cluster share one in-flight count', () => {
     const cluster = xdsCluster('c3', { maxRequests: 2 });
     const eds = endpointResource('c3', [[locality('a', 1, BACKENDS)]]);

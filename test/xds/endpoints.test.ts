@@ -70,15 +70,24 @@ describe('A27 "ClusterLoadAssignment Proto": grouping', () => {
     assert.deepEqual(shape(r), [{ a: ['10.0.0.1:80'] }]);
   });
 
-  test('only UNKNOWN and HEALTHY endpoints are used', () => {
+  test('only UNKNOWN, HEALTHY and (A55) DRAINING endpoints are used', () => {
     const statuses = ['UNKNOWN', 'HEALTHY', 'UNHEALTHY', 'DRAINING', 'TIMEOUT', 'DEGRADED'];
     const r = parseLocalities([
       { zone: 'a', endpoints: statuses.map((health, i) => ({ address: `10.0.0.${i + 1}`, health })) },
     ]);
-    assert.deepEqual(shape(r), [{ a: ['10.0.0.1:80', '10.0.0.2:80'] }]);
+    assert.deepEqual(shape(r), [{ a: ['10.0.0.1:80', '10.0.0.2:80', '10.0.0.4:80'] }]);
     assert.deepEqual(
       r.priorities[0]![0]!.endpoints.map((e) => e.healthStatus),
-      ['UNKNOWN', 'HEALTHY'],
+      ['UNKNOWN', 'HEALTHY', 'DRAINING'],
+    );
+    const off = parseLocalities(
+      [{ zone: 'a', endpoints: statuses.map((health, i) => ({ address: `10.0.0.${i + 1}`, health })) }],
+      { overrideHost: false },
+    );
+    assert.deepEqual(
+      shape(off),
+      [{ a: ['10.0.0.1:80', '10.0.0.2:80'] }],
+      'A55 switch off: DRAINING is ignored',
     );
   });
 

@@ -32,6 +32,7 @@ export function xdsCluster(name: string, fields: Partial<XdsCluster> = {}): XdsC
     maxRequests: 1024,
     outlierDetection: undefined,
     lrsLoadReporting: false,
+    overrideHostStatus: ['UNKNOWN', 'HEALTHY'],
     ...fields,
   };
 }

@@ -24,4 +24,10 @@ export const SCENARIOS: readonly Scenario[] = [
     summary: 'ring_hash_experimental hashing the x-user header; one backend dies and comes back',
     run: async (context) => (await import('./scenarios/ring-hash-affinity.js')).playRingHashAffinity(context),
   },
+  {
+    name: 'xds',
+    summary:
+      'lbtree’s control plane → xds:/// channel: locality weights, priority outage, RR → ring_hash, a NACK',
+    run: async (context) => (await import('./scenarios/xds.js')).playXds(context),
+  },
 ];

@@ -7,6 +7,8 @@ import { type BackendClientType, whoami } from '../loopback-backends.js';
  */
 export class LoadGenerator {
   readonly served = new Map<string, number>();
+  /** With a `keyHeader`: RPCs per `key backend` pair (where each user's requests went). */
+  readonly routes = new Map<string, number>();
   failures = 0;
   /** The last failure's status, as a sentence: `CANCELLED (code 1): Call cancelled`. */
   lastFailure = '';
@@ -20,6 +22,8 @@ export class LoadGenerator {
     private readonly concurrency = 4,
     /** Headers for the n-th request (e.g. a user id that ring_hash hashes). */
     private readonly headersFor?: (n: number) => Record<string, string>,
+    /** The header of `headersFor` whose value `routes` records. */
+    private readonly keyHeader?: string,
   ) {}
 
   get total(): number {
@@ -44,6 +48,8 @@ export class LoadGenerator {
                 ...(headers ? { headers } : {}),
               });
               this.served.set(name, (this.served.get(name) ?? 0) + 1);
+              const key = this.keyHeader && headers?.[this.keyHeader];
+              if (key) this.routes.set(`${key} ${name}`, (this.routes.get(`${key} ${name}`) ?? 0) + 1);
             } catch (e) {
               this.failures++;
               const error = e as ServiceError;

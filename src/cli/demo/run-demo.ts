@@ -1,11 +1,14 @@
 import { register } from '../../grpc-js/index.js';
 import { hasIPv6Loopback } from '../loopback-backends.js';
+import type { Pace } from './pace.js';
 import type { Scenario, ScenarioResult } from './scenario.js';
 import { LiveView, PlainView, type View } from './view.js';
 
+export { FAST_PACE, humanPace } from './pace.js';
+
 export interface DemoOptions {
   readonly scenarios: readonly Scenario[];
-  readonly durationMs: number;
+  readonly pace: Pace;
   readonly live: boolean;
 }
 
@@ -18,7 +21,7 @@ export async function runDemo(options: DemoOptions): Promise<boolean> {
     const view: View = options.live ? new LiveView(process.stdout) : new PlainView(process.stdout);
     if (!options.live) view.line(`\n== ${scenario.name}: ${scenario.summary}`);
     try {
-      results.push({ scenario, result: await scenario.run({ view, durationMs: options.durationMs, ipv6 }) });
+      results.push({ scenario, result: await scenario.run({ view, pace: options.pace, ipv6 }) });
     } finally {
       view.close();
     }

@@ -1,9 +1,10 @@
+import type { Pace } from './pace.js';
 import type { View } from './view.js';
 
 export interface ScenarioContext {
   readonly view: View;
-  /** How long the scenario's steady load runs. */
-  readonly durationMs: number;
+  /** Human pace (phases share a duration) or fast pace (each phase until its outcome shows). */
+  readonly pace: Pace;
   /** Whether [::1] can be used for the second address family. */
   readonly ipv6: boolean;
 }

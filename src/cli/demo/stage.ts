@@ -1,13 +1,19 @@
 import { type Client, connectivityState } from '@grpc/grpc-js';
 import type { Backend } from '../loopback-backends.js';
 import type { LoadGenerator } from './load-generator.js';
-import type { View } from './view.js';
+import type { Pace } from './pace.js';
+import type { PanelSource, View } from './view.js';
 
-/** One scripted moment of a scenario: at `atMs`, say `label` and do `action`. */
+/** One scripted moment of a scenario: say `label`, do `action`, then let the load run for a phase. */
 export interface Cue {
-  readonly atMs: number;
   readonly label: string;
   readonly action?: () => void | Promise<void>;
+  /**
+   * What the phase after this cue must have served to have shown its outcome (e.g. "priority 1 served 30
+   * RPCs"). At fast pace the phase ends as soon as this holds; at human pace phases share the duration
+   * evenly. Default: 60 RPCs served in the phase.
+   */
+  readonly settled?: (served: ReadonlyMap<string, number>) => boolean;
 }
 
 export interface StageOptions {
@@ -16,40 +22,49 @@ export interface StageOptions {
   readonly client: Client;
   readonly load: LoadGenerator;
   readonly backends: readonly Backend[];
-  readonly durationMs: number;
+  readonly pace: Pace;
   readonly cues: readonly Cue[];
+  /** More to show beside the backends (e.g. what a control plane sent). */
+  readonly panel?: PanelSource;
 }
 
-/** Per-backend RPC counts served between two cues. */
+/** Per-backend RPC counts served between the end of one cue's action and the next cue. */
 export interface Phase {
   readonly label: string;
   readonly served: ReadonlyMap<string, number>;
+  /** RPCs per `key backend` pair, when the load records keys (see LoadGenerator.routes). */
+  readonly routes: ReadonlyMap<string, number>;
+  /** RPCs that failed during the phase. */
+  readonly failures: number;
+  /** False when a fast-paced phase hit its time limit before its outcome showed. */
+  readonly settled: boolean;
 }
 
-const TICK_MS = 250;
+const atLeast60 = (served: ReadonlyMap<string, number>) => total(served) >= 60;
+
+export function total(served: ReadonlyMap<string, number>): number {
+  let n = 0;
+  for (const v of served.values()) n += v;
+  return n;
+}
+
+/** RPCs served by the backends whose names start with `prefix`. */
+export function servedBy(served: ReadonlyMap<string, number> | undefined, prefix: string): number {
+  let n = 0;
+  for (const [name, v] of served ?? []) if (name.startsWith(prefix)) n += v;
+  return n;
+}
 
 /** Plays cues against a running load, drawing a frame every tick; returns what each phase served. */
 export async function playStage(o: StageOptions): Promise<Phase[]> {
   const started = Date.now();
   const phases: Phase[] = [];
-  let current = o.load.snapshot();
-  let label = 'starting';
+  const rates = new Map<string, number>();
   let previous = o.load.snapshot();
   let previousAt = started;
-  const rates = new Map<string, number>();
-  const cues = [...o.cues].sort((a, b) => a.atMs - b.atMs);
-  let next = 0;
-  for (;;) {
-    const elapsed = Date.now() - started;
-    while (next < cues.length && cues[next]!.atMs <= elapsed) {
-      const cue = cues[next++]!;
-      const now = o.load.snapshot();
-      if (next > 1) phases.push({ label, served: diff(now, current) });
-      current = now;
-      label = cue.label;
-      o.view.event(`${(elapsed / 1000).toFixed(1)}s  ${cue.label}`);
-      await cue.action?.();
-    }
+  let label = 'starting';
+  const phaseMs = o.pace.fast ? 0 : o.pace.durationMs / Math.max(1, o.cues.length);
+  const draw = (elapsed: number) => {
     const now = o.load.snapshot();
     const dt = (Date.now() - previousAt) / 1000;
     for (const b of o.backends) {
@@ -62,7 +77,7 @@ export async function playStage(o: StageOptions): Promise<Phase[]> {
     o.view.frame({
       scenario: o.scenario,
       elapsedMs: elapsed,
-      durationMs: o.durationMs,
+      durationMs: o.pace.fast ? undefined : o.pace.durationMs,
       channelState: connectivityState[o.client.getChannel().getConnectivityState(false)] ?? '?',
       event: label,
       backends: o.backends.map((b) => ({
@@ -73,21 +88,78 @@ export async function playStage(o: StageOptions): Promise<Phase[]> {
         ratePerSecond: rates.get(b.name) ?? 0,
       })),
       failures: o.load.failures,
+      ...(o.panel ? { panel: o.panel() } : {}),
     });
-    if (elapsed >= o.durationMs) break;
-    await new Promise((r) => setTimeout(r, TICK_MS));
+  };
+  for (const [i, cue] of o.cues.entries()) {
+    label = cue.label;
+    o.view.event(`${((Date.now() - started) / 1000).toFixed(1)}s  ${cue.label}`);
+    await cue.action?.();
+    const from = o.load.snapshot();
+    const routesFrom = new Map(o.load.routes);
+    const failuresFrom = o.load.failures;
+    const phaseStart = Date.now();
+    const settled = cue.settled ?? atLeast60;
+    let done = false;
+    for (;;) {
+      const served = diff(o.load.snapshot(), from);
+      done = settled(served);
+      const inPhase = Date.now() - phaseStart;
+      draw(Date.now() - started);
+      if (o.pace.fast ? done || inPhase >= o.pace.phaseLimitMs : Date.now() - started >= (i + 1) * phaseMs)
+        break;
+      await new Promise((r) => setTimeout(r, o.pace.tickMs));
+    }
+    const served = diff(o.load.snapshot(), from);
+    phases.push({
+      label,
+      served,
+      routes: diff(o.load.routes, routesFrom),
+      failures: o.load.failures - failuresFrom,
+      settled: settled(served),
+    });
+    if (o.pace.fast && !done)
+      o.view.event(`(this phase did not show its outcome within ${o.pace.phaseLimitMs / 1000} s)`);
   }
-  phases.push({ label, served: diff(o.load.snapshot(), current) });
   return phases;
 }
 
 function diff(now: ReadonlyMap<string, number>, before: ReadonlyMap<string, number>): Map<string, number> {
   const out = new Map<string, number>();
-  for (const [k, v] of now) out.set(k, v - (before.get(k) ?? 0));
+  for (const [k, v] of now) {
+    const d = v - (before.get(k) ?? 0);
+    if (d > 0) out.set(k, d);
+  }
   return out;
+}
+
+/**
+ * Of the keyed RPCs in a phase, the fraction that went to their key's most frequent backend: 1 when every
+ * key stuck to one backend (ring_hash affinity), about 1 / backends when they were spread.
+ */
+export function affinity(routes: ReadonlyMap<string, number>): number {
+  const top = new Map<string, number>();
+  let all = 0;
+  for (const [route, n] of routes) {
+    const key = route.slice(0, route.indexOf(' '));
+    top.set(key, Math.max(top.get(key) ?? 0, n));
+    all += n;
+  }
+  let kept = 0;
+  for (const n of top.values()) kept += n;
+  return all === 0 ? 0 : kept / all;
+}
+
+/** `a1 25% b1 75%`: each backend's share of a phase. */
+export function describeShares(served: ReadonlyMap<string, number>): string {
+  const all = total(served);
+  return [...served]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k} ${((100 * v) / all).toFixed(0)}%`)
+    .join(' ');
 }
 
 export function describePhase(p: Phase): string {
   const parts = [...p.served].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`);
-  return `${p.label}: ${parts.join(' ') || 'no RPCs'}`;
+  return `${p.label}: ${parts.join(' ') || 'no RPCs'}${p.settled ? '' : ' (outcome not shown in time)'}`;
 }

@@ -7,14 +7,24 @@ export interface BackendRow {
   readonly ratePerSecond: number;
 }
 
+/** Lines about something beside the backends (e.g. what a control plane sent and its client answered). */
+export interface Panel {
+  readonly title: string;
+  readonly lines: readonly string[];
+}
+
+export type PanelSource = () => Panel;
+
 export interface Frame {
   readonly scenario: string;
   readonly elapsedMs: number;
-  readonly durationMs: number;
+  /** Undefined at fast pace, where phases end when their outcome shows. */
+  readonly durationMs: number | undefined;
   readonly channelState: string;
   readonly event: string;
   readonly backends: readonly BackendRow[];
   readonly failures: number;
+  readonly panel?: Panel;
 }
 
 export interface View {
@@ -58,7 +68,7 @@ export class LiveView implements View {
       return `  ${b.name.padEnd(10)} ${b.address.padEnd(22)} ${String(b.served).padStart(7)}  ${state}`;
     });
     const screen = [
-      `lbtree demo — ${f.scenario}   ${seconds(f.elapsedMs)} / ${seconds(f.durationMs)}   channel: ${f.channelState}`,
+      `lbtree demo — ${f.scenario}   ${seconds(f.elapsedMs)}${f.durationMs === undefined ? '' : ` / ${seconds(f.durationMs)}`}   channel: ${f.channelState}`,
       '',
       `  now: ${f.event}`,
       '',
@@ -67,6 +77,7 @@ export class LiveView implements View {
       '',
       `  failed RPCs: ${f.failures}`,
       '',
+      ...(f.panel ? [`  ${f.panel.title}:`, ...f.panel.lines.map((l) => `    ${l}`), ''] : []),
       '  events:',
       ...this.events.slice(-8).map((e) => `    ${e}`),
     ];

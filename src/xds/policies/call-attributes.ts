@@ -12,3 +12,26 @@ export function selectedCluster(args: PickArgs): string | undefined {
   const value = args.callAttributes?.get(XDS_CLUSTER_CALL_ATTRIBUTE);
   return typeof value === 'string' ? value : undefined;
 }
+
+/**
+ * The call attribute the stateful session filter (A55, A60, A61) hands xds_override_host_experimental, under
+ * {@link XDS_OVERRIDE_HOST_CALL_ATTRIBUTE}. Present whenever the filter runs for the call, with or without a
+ * cookie: the policy always reports the endpoint it used, so the filter can set the cookie.
+ */
+export interface OverrideHostCallState {
+  /** A61: the cookie's address list (address keys such as `10.0.0.1:80`, `[::1]:80`); empty: no cookie. */
+  readonly cookieAddresses: readonly string[];
+  /**
+   * A61 "Changes to Stateful Session Affinity": the picked endpoint's addresses, comma-separated, the address
+   * actually used first — what the cookie must hold.
+   */
+  setActualAddressList(list: string): void;
+}
+
+export const XDS_OVERRIDE_HOST_CALL_ATTRIBUTE = 'lbtree.xds.override_host';
+
+/** The stateful session state of this call, if the filter runs for it. */
+export function overrideHostState(args: PickArgs): OverrideHostCallState | undefined {
+  const value = args.callAttributes?.get(XDS_OVERRIDE_HOST_CALL_ATTRIBUTE);
+  return typeof value === 'object' && value !== null ? (value as OverrideHostCallState) : undefined;
+}

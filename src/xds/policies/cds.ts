@@ -1,7 +1,7 @@
 // cds_experimental without xds_cluster_resolver (gRFC A74 "Changes in cds LB policy"): the cluster's
 // resources come from the XdsConfig attribute the xds resolver delivers. An EDS or LOGICAL_DNS cluster becomes
 // the priority tree (A56, stable child names) with xds_cluster_impl above the cluster's endpoint-picking
-// policy in each priority (A37), under outlier_detection when the cluster asks for it (A50, A75); an aggregate cluster becomes a priority over cds children for its leaf
+// policy in each priority (A37) with xds_override_host between them (A55), under outlier_detection when the cluster asks for it (A50, A75); an aggregate cluster becomes a priority over cds children for its leaf
 // clusters (A75 "Aggregate Cluster Changes").
 
 import {
@@ -33,6 +33,7 @@ import { PriorityTreeGenerator } from '../priority-tree.js';
 import type { JsonObject } from '../proto/json.js';
 import { type XdsClusterConfig, xdsConfigOf } from '../xds-config.js';
 import { XDS_CLUSTER_IMPL } from './cluster-impl.js';
+import { XDS_OVERRIDE_HOST } from './override-host/config.js';
 
 export const CDS = 'cds_experimental';
 
@@ -163,12 +164,22 @@ export class CdsLb implements LoadBalancer<CdsConfig> {
         ),
       );
     }
+    // A55: xds_override_host sits right below xds_cluster_impl (so load reports count every call), always,
+    // whether or not a stateful session filter is configured.
     const endpointPolicy: LbConfigList = [
-      { [XDS_CLUSTER_IMPL]: { clusterName: name, childPolicy: cluster.cluster.lbPolicy } },
+      {
+        [XDS_CLUSTER_IMPL]: {
+          clusterName: name,
+          childPolicy: [
+            { [XDS_OVERRIDE_HOST]: { clusterName: name, childPolicy: cluster.cluster.lbPolicy } },
+          ],
+        },
+      },
     ];
     // A37: EDS priorities ignore re-resolution requests; a LOGICAL_DNS priority passes them to the resolver.
     const built = this.priorities.build(endpoints, endpointPolicy, {
       ignoreReresolutionRequests: cluster.cluster.discovery.kind === 'eds',
+      keepDrainingEndpoints: true,
     });
     // A50 with A75's placement: outlier detection sits above the priorities, so it works across them.
     const outlier = cluster.cluster.outlierDetection;

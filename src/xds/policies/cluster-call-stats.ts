@@ -2,10 +2,25 @@
 // xds_cluster_impl instance for it (a cluster used alone and through an aggregate cluster, several priority
 // children, several channels), so max_requests limits the cluster as a whole. The same object records drops
 // by category, which is what load reporting would read.
+//
+// A picked call counts at once, not only when it starts: grpc-js starts a call after its pick (once the call
+// credentials are ready), so every call picked in one turn — a burst, or the queue drained when a picker
+// arrives — would pass the limit together if only started calls counted. A pick that has not started yet is a
+// reservation; it becomes an in-flight call when the call starts, and the reservations still open when the
+// turn's timer fires are dropped (a pick whose call never starts — re-picked, cancelled — must not leak).
+
+import type { Clock } from '../../core/index.js';
 
 /** Calls and drops of one cluster (keyed by cluster name and EDS service name, as A37 says). */
 export class ClusterCallStats {
+  /** Calls started and not yet ended. */
   inFlight = 0;
+  /** Calls picked in this turn whose start has not been seen yet. */
+  reserved = 0;
+  /** Calls started through this cluster, ever (what load reporting's total_issued_requests would read). */
+  issued = 0;
+  /** Whether the timer that drops the open reservations is set. */
+  private expiring = false;
   /** Drops per EDS drop category. */
   readonly drops = new Map<string, number>();
   /** Calls dropped by circuit breaking (no category). */
@@ -18,8 +33,35 @@ export class ClusterCallStats {
     readonly edsServiceName: string,
   ) {}
 
+  /** Calls that count against max_requests: in flight, and picked but not started yet. */
+  get outstanding(): number {
+    return this.inFlight + this.reserved;
+  }
+
   recordDrop(category: string): void {
     this.drops.set(category, (this.drops.get(category) ?? 0) + 1);
+  }
+
+  /** A call was picked; it counts until its start is seen or, if it never starts, until `clock`'s next turn. */
+  reserve(clock: Clock): void {
+    this.reserved++;
+    if (this.expiring) return;
+    this.expiring = true;
+    clock.setTimer(0, () => {
+      this.expiring = false;
+      this.reserved = 0;
+    });
+  }
+
+  /** A picked call started (its reservation, if still open, becomes the in-flight call). */
+  callStarted(): void {
+    if (this.reserved > 0) this.reserved--;
+    this.inFlight++;
+    this.issued++;
+  }
+
+  callEnded(): void {
+    this.inFlight--;
   }
 }
 

@@ -5,6 +5,7 @@
 // Load reporting (LRS) is not implemented.
 
 import {
+  type Clock,
   type CompletePick,
   ConfigError,
   ConfigReader,
@@ -82,8 +83,9 @@ interface PreparedDrop {
 
 /**
  * Drops a call for each EDS drop category with that category's probability (one draw per category, in order),
- * then drops it when the cluster already carries `maxRequests` calls, then asks the child. Complete picks get
- * call hooks that count the call in flight; the hooked result is built once per child result.
+ * then drops it when the cluster already carries `maxRequests` calls (in flight, or picked and not started yet),
+ * then asks the child. A complete pick reserves its place at once (see cluster-call-stats.ts) and gets call
+ * hooks that count the call in flight; the hooked result is built once per child result.
  */
 export class ClusterImplPicker implements Picker {
   constructor(
@@ -94,6 +96,7 @@ export class ClusterImplPicker implements Picker {
     private readonly overLimit: DropPick,
     private readonly random: () => number,
     private readonly hooked: WeakMap<CompletePick, CompletePick>,
+    private readonly clock: Clock,
   ) {}
 
   pick(args: PickArgs): PickResult {
@@ -105,17 +108,19 @@ export class ClusterImplPicker implements Picker {
         return drop.result;
       }
     }
-    if (this.stats.inFlight >= this.maxRequests) {
-      this.stats.uncategorizedDrops++;
+    const stats = this.stats;
+    if (stats.outstanding >= this.maxRequests) {
+      stats.uncategorizedDrops++;
       return this.overLimit;
     }
     const result = this.child.constantResult ?? this.child.pick(args);
     if (result.type !== 'complete') return result;
     let hooked = this.hooked.get(result);
     if (hooked === undefined) {
-      hooked = withCallCounting(result, this.stats);
+      hooked = withCallCounting(result, stats);
       this.hooked.set(result, hooked);
     }
+    stats.reserve(this.clock);
     return hooked;
   }
 }
@@ -127,11 +132,11 @@ function withCallCounting(result: CompletePick, stats: ClusterCallStats): Comple
     type: 'complete',
     subchannel: result.subchannel,
     onCallStarted: () => {
-      stats.inFlight++;
+      stats.callStarted();
       started?.();
     },
     onCallEnded: (s: Status) => {
-      stats.inFlight--;
+      stats.callEnded();
       ended?.(s);
     },
   });
@@ -236,6 +241,7 @@ export class ClusterImplLb implements LoadBalancer<ClusterImplConfig> {
       this.overLimit,
       this.random,
       this.hooked,
+      this.helper.clock,
     );
     this.helper.updateState(last.state, last.status, picker);
   }

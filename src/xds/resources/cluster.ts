@@ -5,14 +5,17 @@
 import type { Any } from '@bufbuild/protobuf/wkt';
 import type { XdsResourceType } from '../client/resource-type.js';
 import { clusterLbPolicyConfig } from '../cluster.js';
+import type { XdsHealthStatus } from '../endpoints.js';
 import {
   type Cluster,
   Cluster_DiscoveryType,
   ClusterSchema,
 } from '../gen/envoy/config/cluster/v3/cluster_pb.js';
 import { RoutingPriority } from '../gen/envoy/config/core/v3/base_pb.js';
+import { HealthStatus } from '../gen/envoy/config/core/v3/health_check_pb.js';
 import { ClusterConfigSchema } from '../gen/envoy/extensions/clusters/aggregate/v3/cluster_pb.js';
 import type { LbConfigList } from '../lb-policy-registry.js';
+import { DEFAULT_OVERRIDE_HOST_STATUS } from '../policies/override-host/config.js';
 import { decodeOrNack } from '../proto/decode.js';
 import { isAdsOrSelf } from './config-source.js';
 import { parseOutlierDetection } from './outlier-detection.js';
@@ -33,7 +36,29 @@ export function parseClusterResource(c: Cluster, lbPolicy: LbConfigList): XdsClu
     maxRequests: maxRequests(c),
     outlierDetection: c.outlierDetection && parseOutlierDetection(c.outlierDetection, 'outlier_detection'),
     lrsLoadReporting: c.lrsServer !== undefined,
+    overrideHostStatus: overrideHostStatus(c),
   };
+}
+
+const OVERRIDABLE: ReadonlyMap<HealthStatus, XdsHealthStatus> = new Map([
+  [HealthStatus.UNKNOWN, 'UNKNOWN'],
+  [HealthStatus.HEALTHY, 'HEALTHY'],
+  [HealthStatus.DRAINING, 'DRAINING'],
+]);
+
+/**
+ * A55: only UNKNOWN, HEALTHY and DRAINING count, other values are ignored rather than NACKed (mixed
+ * deployments); unset means [UNKNOWN, HEALTHY].
+ */
+function overrideHostStatus(c: Cluster): readonly XdsHealthStatus[] {
+  const set = c.commonLbConfig?.overrideHostStatus;
+  if (set === undefined) return DEFAULT_OVERRIDE_HOST_STATUS;
+  const statuses: XdsHealthStatus[] = [];
+  for (const s of set.statuses) {
+    const known = OVERRIDABLE.get(s);
+    if (known !== undefined && !statuses.includes(known)) statuses.push(known);
+  }
+  return statuses;
 }
 
 function discovery(c: Cluster): XdsClusterDiscovery {

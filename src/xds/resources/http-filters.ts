@@ -1,5 +1,6 @@
 // HttpConnectionManager.http_filters on a gRPC client (A39 "HTTP filters", as A27 / A28 / A31 use them): the
-// filters run in order and the router, the one terminal filter, must be last. A filter type this client does
+// filters run in order and the router, the one terminal filter, must be last; the A55 stateful_session filter
+// may come before it. A filter type this client does
 // not know is a NACK unless the filter is marked is_optional, in which case it is left out.
 
 import type { Any } from '@bufbuild/protobuf/wkt';
@@ -8,6 +9,7 @@ import type { HttpFilter } from '../gen/envoy/extensions/filters/network/http_co
 import { TypedStructSchema as UdpaTypedStructSchema } from '../gen/udpa/type/v1/typed_struct_pb.js';
 import { TypedStructSchema } from '../gen/xds/type/v3/typed_struct_pb.js';
 import { decodeOrNack } from '../proto/decode.js';
+import { parseStatefulSessionFilter, STATEFUL_SESSION_FILTER_TYPE } from './stateful-session.js';
 import type { XdsHttpFilter } from './types.js';
 import { anyTypeName, fail } from './validation.js';
 
@@ -15,24 +17,42 @@ import { anyTypeName, fail } from './validation.js';
 interface HttpFilterType {
   /** Only the router is terminal: it must be the last filter, and the last filter must be terminal. */
   readonly terminal: boolean;
-  /** Checks the filter's config (the Any's bytes) and rejects it naming `at`. */
-  validate(config: Any, at: string): void;
+  /** Checks the filter's config (the Any's bytes), rejecting it naming `at`, and returns what it parsed. */
+  parse(config: Any, at: string): Pick<XdsHttpFilter, 'statefulSession'>;
 }
 
 export const ROUTER_FILTER_TYPE = RouterSchema.typeName;
 
-const CLIENT_FILTERS: ReadonlyMap<string, HttpFilterType> = new Map([
-  [
-    ROUTER_FILTER_TYPE,
-    {
-      terminal: true,
-      // The Router's fields are all ignored by gRPC, but its bytes must decode (a TypedStruct is taken as is).
-      validate: (config: Any, at: string) => {
-        if (anyTypeName(config, at) === ROUTER_FILTER_TYPE) decodeOrNack(RouterSchema, config.value, at);
-      },
-    },
-  ],
-]);
+const ROUTER: HttpFilterType = {
+  terminal: true,
+  // The Router's fields are all ignored by gRPC, but its bytes must decode (a TypedStruct is taken as is).
+  parse: (config: Any, at: string) => {
+    if (anyTypeName(config, at) === ROUTER_FILTER_TYPE) decodeOrNack(RouterSchema, config.value, at);
+    return {};
+  },
+};
+
+/** A55 (on unless GRPC_EXPERIMENTAL_XDS_ENABLE_OVERRIDE_HOST is "false"). */
+const STATEFUL_SESSION: HttpFilterType = {
+  terminal: false,
+  parse: (config: Any, at: string) => {
+    if (anyTypeName(config, at) !== STATEFUL_SESSION_FILTER_TYPE) {
+      fail(at, `${STATEFUL_SESSION_FILTER_TYPE} must be given as itself, not in a TypedStruct`);
+    }
+    return { statefulSession: parseStatefulSessionFilter(config, at) };
+  },
+};
+
+function clientFilter(typeName: string, options: HttpFilterOptions): HttpFilterType | undefined {
+  if (typeName === ROUTER_FILTER_TYPE) return ROUTER;
+  if (typeName === STATEFUL_SESSION_FILTER_TYPE && options.overrideHost) return STATEFUL_SESSION;
+  return undefined;
+}
+
+/** The feature switches that decide which filter types are known. */
+export interface HttpFilterOptions {
+  readonly overrideHost: boolean;
+}
 
 const TYPED_STRUCTS = new Set<string>([TypedStructSchema.typeName, UdpaTypedStructSchema.typeName]);
 
@@ -49,7 +69,11 @@ function filterTypeName(config: Any, at: string): string {
 }
 
 /** Validates the filter chain; `at` is the path of the http_filters field. */
-export function parseHttpFilters(filters: readonly HttpFilter[], at: string): XdsHttpFilter[] {
+export function parseHttpFilters(
+  filters: readonly HttpFilter[],
+  at: string,
+  options: HttpFilterOptions = { overrideHost: true },
+): XdsHttpFilter[] {
   if (filters.length === 0) fail(at, 'must not be empty (the router filter must be last)');
   const result: XdsHttpFilter[] = [];
   const indices: number[] = [];
@@ -72,20 +96,25 @@ export function parseHttpFilters(filters: readonly HttpFilter[], at: string): Xd
     const config = configType.value;
     const configAt = `${fat}.typed_config`;
     const typeName = filterTypeName(config, configAt);
-    const type = CLIENT_FILTERS.get(typeName);
+    const type = clientFilter(typeName, options);
     if (type === undefined) {
       if (f.isOptional) continue;
       fail(configAt, `unsupported HTTP filter type ${typeName} (not marked is_optional)`);
     }
-    type.validate(config, configAt);
-    result.push({ name: f.name, typeName, config: { typeUrl: config.typeUrl, value: config.value } });
+    const parsed = type.parse(config, configAt);
+    result.push({
+      name: f.name,
+      typeName,
+      config: { typeUrl: config.typeUrl, value: config.value },
+      ...parsed,
+    });
     indices.push(i);
   }
   // The terminal rules apply to the filters kept (optional filters left out do not count), as in gRPC.
   if (result.length === 0)
     fail(at, `no supported filter (the router filter, ${ROUTER_FILTER_TYPE}, must be last)`);
   for (let k = 0; k < result.length; k++) {
-    const terminal = CLIENT_FILTERS.get(result[k]!.typeName)!.terminal;
+    const terminal = clientFilter(result[k]!.typeName, options)!.terminal;
     const last = k === result.length - 1;
     if (terminal && !last)
       fail(`${at}[${indices[k]}]`, `the terminal filter ${result[k]!.typeName} must be the last filter`);

@@ -11,14 +11,14 @@ import {
 } from '../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { decodeOrNack } from '../proto/decode.js';
 import { isAdsOrSelf } from './config-source.js';
-import { parseHttpFilters } from './http-filters.js';
+import { type HttpFilterOptions, parseHttpFilters } from './http-filters.js';
 import { parseRouteConfiguration } from './route-configuration.js';
 import type { XdsListener, XdsRouteSource } from './types.js';
 import { anyTypeName, decodeResource, fail, optionalDurationMs } from './validation.js';
 
 const HCM_AT = 'api_listener.api_listener';
 
-export function parseListener(l: Listener): XdsListener {
+export function parseListener(l: Listener, options: HttpFilterOptions = { overrideHost: true }): XdsListener {
   if (l.apiListener === undefined) fail('api_listener', 'field not present (not a client-side listener)');
   const any = l.apiListener.apiListener;
   if (any === undefined) fail(HCM_AT, 'field not present');
@@ -30,7 +30,7 @@ export function parseListener(l: Listener): XdsListener {
   return {
     name: l.name,
     routeSource: routeSource(hcm),
-    httpFilters: parseHttpFilters(hcm.httpFilters, `${HCM_AT}.http_filters`),
+    httpFilters: parseHttpFilters(hcm.httpFilters, `${HCM_AT}.http_filters`, options),
     maxStreamDurationMs: optionalDurationMs(
       hcm.commonHttpProtocolOptions?.maxStreamDuration,
       `${HCM_AT}.common_http_protocol_options.max_stream_duration`,
@@ -62,10 +62,10 @@ function routeSource(hcm: HttpConnectionManager): XdsRouteSource {
 export const listenerResourceType: XdsResourceType<XdsListener> = {
   typeUrl: 'type.googleapis.com/envoy.config.listener.v3.Listener',
   allResourcesRequiredInSotW: true,
-  decode: (bytes) =>
+  decode: (bytes, context) =>
     decodeResource(
       () => decodeOrNack(ListenerSchema, bytes),
       (l) => l.name,
-      parseListener,
+      (l) => parseListener(l, context.options),
     ),
 };

@@ -14,12 +14,14 @@ import { type RouteConfiguration, RouteConfigurationSchema } from '../gen/envoy/
 import { decodeOrNack } from '../proto/decode.js';
 import { parseHashPolicies } from './hash-policies.js';
 import { parseRouteMatch, snake } from './route-match.js';
+import { parseStatefulSessionOverride } from './stateful-session.js';
 import type {
   XdsFilterOverrides,
   XdsForwardingOptions,
   XdsRoute,
   XdsRouteAction,
   XdsRouteConfiguration,
+  XdsTypedConfig,
   XdsVirtualHost,
   XdsWeightedCluster,
 } from './types.js';
@@ -47,7 +49,7 @@ function parseVirtualHost(vh: VirtualHost, at: string): XdsVirtualHost {
     name: vh.name,
     domains: vh.domains,
     routes,
-    filterOverrides: filterOverrides(vh.typedPerFilterConfig),
+    filterOverrides: filterOverrides(vh.typedPerFilterConfig, `${at}.typed_per_filter_config`),
   };
 }
 
@@ -58,7 +60,11 @@ function parseRoute(r: Route, at: string): XdsRoute | null {
   if (match === null) return null;
   const action = parseAction(r, at);
   if (action === null) return null;
-  return { match, action, filterOverrides: filterOverrides(r.typedPerFilterConfig) };
+  return {
+    match,
+    action,
+    filterOverrides: filterOverrides(r.typedPerFilterConfig, `${at}.typed_per_filter_config`),
+  };
 }
 
 function parseAction(r: Route, at: string): XdsRouteAction | null {
@@ -110,7 +116,14 @@ function parseWeightedClusters(
     totalWeight += weight;
     if (totalWeight > MAX_UINT32)
       fail(`${at}.clusters[${i}].weight`, `the weights add up to more than ${MAX_UINT32}`);
-    clusters.push({ name: c.name, weight, filterOverrides: filterOverrides(c.typedPerFilterConfig) });
+    clusters.push({
+      name: c.name,
+      weight,
+      filterOverrides: filterOverrides(
+        c.typedPerFilterConfig,
+        `${at}.clusters[${i}].typed_per_filter_config`,
+      ),
+    });
   }
   if (totalWeight === 0) fail(`${at}.clusters`, 'the weights add up to 0');
   return { clusters, totalWeight };
@@ -131,11 +144,20 @@ function forwardingOptions(a: RouteAction, at: string): XdsForwardingOptions {
   };
 }
 
-/** typed_per_filter_config, kept opaque for the HTTP filters that read it. */
-function filterOverrides(map: { [name: string]: Any }): XdsFilterOverrides {
-  const overrides = new Map<string, { typeUrl: string; value: Uint8Array }>();
-  for (const [name, any] of Object.entries(map))
-    overrides.set(name, { typeUrl: any.typeUrl, value: any.value });
+/**
+ * typed_per_filter_config (`at` names the field): A55 StatefulSessionPerRoute entries are validated and parsed
+ * here (a bad one is a NACK); other types are kept opaque for the HTTP filters that read them.
+ */
+function filterOverrides(map: { [name: string]: Any }, at: string): XdsFilterOverrides {
+  const overrides = new Map<string, XdsTypedConfig>();
+  for (const [name, any] of Object.entries(map)) {
+    const statefulSession = parseStatefulSessionOverride(any, `${at}[${JSON.stringify(name)}]`);
+    overrides.set(name, {
+      typeUrl: any.typeUrl,
+      value: any.value,
+      ...(statefulSession !== undefined ? { statefulSession } : {}),
+    });
+  }
   return overrides;
 }
 

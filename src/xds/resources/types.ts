@@ -8,6 +8,7 @@
 
 import type { RE2JS } from 're2js';
 import type { HashPolicy } from '../../hash/index.js';
+import type { XdsHealthStatus } from '../endpoints.js';
 import type { LbConfigList } from '../lb-policy-registry.js';
 
 export type {
@@ -26,7 +27,28 @@ export type {
 export interface XdsTypedConfig {
   readonly typeUrl: string;
   readonly value: Uint8Array;
+  /** A55: set when the config is a StatefulSessionPerRoute (validated when the resource was). */
+  readonly statefulSession?: XdsStatefulSessionOverride;
 }
+
+/** A55: the cookie a stateful_session filter sets and reads (CookieBasedSessionState.cookie). */
+export interface XdsSessionCookie {
+  readonly name: string;
+  /** The cookie's Path; empty: every path (as `/`). */
+  readonly path: string;
+  /** Max-Age, set on the cookie but not enforced by gRPC; 0: none. */
+  readonly ttlMs: number;
+}
+
+/** A55: a StatefulSession filter config; without a cookie (no session_state) the filter does nothing. */
+export interface XdsStatefulSession {
+  readonly cookie: XdsSessionCookie | undefined;
+}
+
+/** A55: StatefulSessionPerRoute — the filter turned off, or another config for this scope. */
+export type XdsStatefulSessionOverride =
+  | { readonly disabled: true }
+  | { readonly disabled: false; readonly config: XdsStatefulSession };
 
 /** `typed_per_filter_config`: filter instance name → its override config. */
 export type XdsFilterOverrides = ReadonlyMap<string, XdsTypedConfig>;
@@ -42,6 +64,8 @@ export interface XdsHttpFilter {
   readonly typeName: string;
   /** The filter's config as it came (the Any; a TypedStruct wrapper is kept, its inner type is `typeName`). */
   readonly config: XdsTypedConfig;
+  /** A55: the parsed config of a stateful_session filter. */
+  readonly statefulSession?: XdsStatefulSession;
 }
 
 /** Where a listener's routes come from: an RDS resource to watch, or a RouteConfiguration inline in the HCM. */
@@ -213,4 +237,9 @@ export interface XdsCluster {
   readonly outlierDetection: XdsOutlierDetectionConfig | undefined;
   /** Whether load reports go to the xDS server the cluster came from (lrs_server is `self`). */
   readonly lrsLoadReporting: boolean;
+  /**
+   * A55: common_lb_config.override_host_status — the EDS health statuses of endpoints a session cookie may
+   * still pick (UNKNOWN, HEALTHY, DRAINING; other values are ignored). [UNKNOWN, HEALTHY] when unset.
+   */
+  readonly overrideHostStatus: readonly XdsHealthStatus[];
 }

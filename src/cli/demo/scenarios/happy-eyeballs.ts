@@ -4,17 +4,13 @@ import type { ScenarioContext, ScenarioResult } from '../scenario.js';
 import { playStage } from '../stage.js';
 
 /** A dual-stack endpoint whose first address hangs: Happy Eyeballs connects through the second. */
-export async function playHappyEyeballs({
-  view,
-  durationMs,
-  ipv6,
-}: ScenarioContext): Promise<ScenarioResult> {
+export async function playHappyEyeballs({ view, pace, ipv6 }: ScenarioContext): Promise<ScenarioResult> {
   const hole = await new Blackhole('127.0.0.1').start();
   const good = await new Backend('dual-stack', ipv6 ? '::1' : '127.0.0.1').start();
   const target = `endpoints:${hole.address},${good.address}`;
   view.event(`endpoint [${hole.address} (accepts TCP, never answers), ${good.address}] with pick_first`);
-  const client = newClient(target, [{ lbtree_pick_first: {} }]);
-  const load = new LoadGenerator(client, 100, 2);
+  const client = newClient(target, [{ lbtree_pick_first: {} }], pace.channelOptions);
+  const load = new LoadGenerator(client, pace.ratePerSecond / 2, 2);
   try {
     const started = Date.now();
     await whoami(client, { waitForReady: true, deadlineMs: 10_000 });
@@ -27,8 +23,8 @@ export async function playHappyEyeballs({
       client,
       load,
       backends: [good],
-      durationMs: Math.min(durationMs, 4000),
-      cues: [{ atMs: 0, label: `all traffic on ${good.address}; ${hole.address} was abandoned` }],
+      pace: pace.fast ? pace : { ...pace, durationMs: Math.min(pace.durationMs, 4000) },
+      cues: [{ label: `all traffic on ${good.address}; ${hole.address} was abandoned` }],
     });
     await load.stop();
     return {

@@ -22,12 +22,16 @@ async function homes(client: BackendClientType): Promise<Map<string, string>> {
 }
 
 /** ring_hash keeps each user on one backend; a backend dies and only its users move; it returns and so do they. */
-export async function playRingHashAffinity({ view, durationMs }: ScenarioContext): Promise<ScenarioResult> {
+export async function playRingHashAffinity({ view, pace }: ScenarioContext): Promise<ScenarioResult> {
   const backends = await startBackends(['ring-1', 'ring-2', 'ring-3', 'ring-4']);
-  const client = newClient(`endpoints:${backends.map((b) => b.address).join(';')}`, [
-    { ring_hash_experimental: { requestHashHeader: 'x-user' } },
-  ]);
-  const load = new LoadGenerator(client, 200, 4, (n) => ({ 'x-user': USERS[n % USERS.length]! }));
+  const client = newClient(
+    `endpoints:${backends.map((b) => b.address).join(';')}`,
+    [{ ring_hash_experimental: { requestHashHeader: 'x-user' } }],
+    pace.channelOptions,
+  );
+  const load = new LoadGenerator(client, pace.ratePerSecond, 4, (n) => ({
+    'x-user': USERS[n % USERS.length]!,
+  }));
   try {
     const before = await homes(client);
     const victimName = before.get(USERS[0]!)!;
@@ -41,11 +45,10 @@ export async function playRingHashAffinity({ view, durationMs }: ScenarioContext
       client,
       load,
       backends,
-      durationMs,
+      pace,
       cues: [
-        { atMs: 0, label: '12 users, each pinned to the backend its x-user hash lands on' },
+        { label: '12 users, each pinned to the backend its x-user hash lands on' },
         {
-          atMs: durationMs / 3,
           label: `${victimName} dies: only its users move, to the next endpoint on the ring`,
           action: async () => {
             victim.stop();
@@ -53,11 +56,11 @@ export async function playRingHashAffinity({ view, durationMs }: ScenarioContext
           },
         },
         {
-          atMs: (2 * durationMs) / 3,
           label: `${victimName} is back: its users return to it`,
           action: async () => {
             await victim.start();
           },
+          settled: (s) => (s.get(victimName) ?? 0) >= 10,
         },
       ],
     });

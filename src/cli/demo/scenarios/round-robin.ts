@@ -1,15 +1,17 @@
 import { newClient, startBackends } from '../../loopback-backends.js';
 import { LoadGenerator } from '../load-generator.js';
 import type { ScenarioContext, ScenarioResult } from '../scenario.js';
-import { describePhase, playStage } from '../stage.js';
+import { describePhase, playStage, total } from '../stage.js';
 
 /** round_robin spreads load; a backend dies and traffic moves; it returns and traffic comes back. */
-export async function playRoundRobin({ view, durationMs }: ScenarioContext): Promise<ScenarioResult> {
+export async function playRoundRobin({ view, pace }: ScenarioContext): Promise<ScenarioResult> {
   const backends = await startBackends(['alpha', 'bravo', 'charlie']);
-  const client = newClient(`endpoints:${backends.map((b) => b.address).join(';')}`, [
-    { lbtree_round_robin: {} },
-  ]);
-  const load = new LoadGenerator(client);
+  const client = newClient(
+    `endpoints:${backends.map((b) => b.address).join(';')}`,
+    [{ lbtree_round_robin: {} }],
+    pace.channelOptions,
+  );
+  const load = new LoadGenerator(client, pace.ratePerSecond);
   const bravo = backends[1]!;
   try {
     load.start();
@@ -19,20 +21,19 @@ export async function playRoundRobin({ view, durationMs }: ScenarioContext): Pro
       client,
       load,
       backends,
-      durationMs,
+      pace,
       cues: [
-        { atMs: 0, label: 'round_robin spreads RPCs over alpha, bravo, charlie' },
+        { label: 'round_robin spreads RPCs over alpha, bravo, charlie', settled: (s) => total(s) >= 90 },
         {
-          atMs: durationMs / 3,
           label: 'bravo goes away (GOAWAY, drains): traffic moves to alpha and charlie',
           action: () => bravo.drain(),
         },
         {
-          atMs: (2 * durationMs) / 3,
           label: 'bravo is back: round_robin reconnects and spreads again',
           action: async () => {
             await bravo.start();
           },
+          settled: (s) => (s.get('bravo') ?? 0) >= 10,
         },
       ],
     });

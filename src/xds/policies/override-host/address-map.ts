@@ -1,0 +1,146 @@
+// A55 "LB Policy for Stateful Session Affinity": the address map of xds_override_host_experimental. One entry
+// per address of the latest update, holding the endpoint's EDS health status, the A61 cookie address list for
+// that address, and the connection picks may use: the child's newest subchannel for the address, or one the
+// policy holds itself (a DRAINING endpoint the child let go of, or one a cookie asked for).
+
+import {
+  type Address,
+  type Attributes,
+  type CompletePick,
+  type ConnectivityState,
+  IDLE,
+  type StateListener,
+  type Subchannel,
+  type Unwatch,
+} from '../../../core/index.js';
+import type { XdsHealthStatus } from '../../endpoints.js';
+
+export class AddressEntry {
+  /** The connection picks go to, if any. */
+  inner: Subchannel | null = null;
+  /** The child's wrapper that `inner` belongs to; null when the policy holds `inner` itself (or there is none). */
+  wrapper: OverrideHostSubchannel | null = null;
+  /** Stops the policy's own watch of an `inner` it holds. */
+  ownedUnwatch: Unwatch | null = null;
+  /** Set when a later update left the address out; a removed entry is never picked or kept. */
+  removed = false;
+  private cachedFor: Subchannel | null = null;
+  private cachedResult: CompletePick | null = null;
+
+  constructor(
+    readonly key: string,
+    readonly address: Address,
+    public health: XdsHealthStatus,
+    /** A61: this address first, then the endpoint's other addresses in order, comma-separated. */
+    public addressList: string,
+    public attributes: Attributes,
+  ) {}
+
+  get owned(): boolean {
+    return this.inner !== null && this.wrapper === null;
+  }
+
+  get state(): ConnectivityState {
+    return this.inner?.state ?? IDLE;
+  }
+
+  /** The complete pick on `inner`, built once per connection so picks do not allocate. */
+  result(): CompletePick {
+    const inner = this.inner!;
+    if (this.cachedFor !== inner) {
+      this.cachedFor = inner;
+      this.cachedResult = Object.freeze({ type: 'complete', subchannel: inner });
+    }
+    return this.cachedResult!;
+  }
+}
+
+/** What a wrapper tells its policy. */
+export interface OverrideHostSubchannelOwner {
+  /** The child released `wrapper`: the policy keeps its connection or releases it (A55 DRAINING rule). */
+  childReleased(wrapper: OverrideHostSubchannel): void;
+  /** A connection the map knows changed state (queued override picks may now complete). */
+  stateChanged(): void;
+}
+
+/**
+ * The subchannel the child policy sees. Picks hand the channel `inner` (the subchannel the parent gave), and
+ * the policy learns which endpoint a child's pick used from `entry`.
+ */
+export class OverrideHostSubchannel implements Subchannel {
+  entry: AddressEntry | null = null;
+  private readonly unwatchOwn: Unwatch;
+  private base: CompletePick | null = null;
+  private mapped: CompletePick | null = null;
+  private released = false;
+  private readonly watches = new Set<Unwatch>();
+
+  constructor(
+    readonly inner: Subchannel,
+    private readonly owner: OverrideHostSubchannelOwner,
+  ) {
+    this.unwatchOwn = inner.watchConnectivity(() => owner.stateChanged());
+  }
+
+  get address(): Address {
+    return this.inner.address;
+  }
+  get key(): string {
+    return this.inner.key;
+  }
+  get state(): ConnectivityState {
+    return this.inner.state;
+  }
+  get health(): ConnectivityState {
+    return this.inner.health;
+  }
+
+  /** A61: the cookie address list of this subchannel's endpoint (its own address when the map lacks it). */
+  get addressList(): string {
+    const entry = this.entry;
+    return entry === null || entry.removed ? this.inner.key : entry.addressList;
+  }
+
+  watchConnectivity(listener: StateListener): Unwatch {
+    return this.track(this.inner.watchConnectivity(listener));
+  }
+  watchHealth(listener: StateListener): Unwatch {
+    return this.track(this.inner.watchHealth(listener));
+  }
+
+  /**
+   * The policy may keep `inner` after the child releases this wrapper, so the child's watches are stopped
+   * here rather than by `inner.release()`.
+   */
+  private track(unwatch: Unwatch): Unwatch {
+    this.watches.add(unwatch);
+    return () => {
+      this.watches.delete(unwatch);
+      unwatch();
+    };
+  }
+  requestConnection(): void {
+    this.inner.requestConnection();
+  }
+  resetBackoff(): void {
+    this.inner.resetBackoff();
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.unwatchOwn();
+    for (const unwatch of this.watches) unwatch();
+    this.watches.clear();
+    this.owner.childReleased(this);
+  }
+
+  /** The child's complete result with `inner` in place of this wrapper (cached per child result). */
+  resultFor(base: CompletePick): CompletePick {
+    if (base !== this.base) {
+      this.base = base;
+      this.mapped = Object.freeze({ ...base, subchannel: this.inner });
+    }
+    return this.mapped!;
+  }
+}

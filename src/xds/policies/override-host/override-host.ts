@@ -1,0 +1,265 @@
+// xds_override_host_experimental (gRFC A55 "LB Policy for Stateful Session Affinity", with A61 "Changes to
+// Stateful Session Affinity" and A74's clusterName): below xds_cluster_impl, above the cluster's
+// endpoint-picking policy. It keeps the address map, hands its child the endpoints without the DRAINING ones,
+// keeps a DRAINING endpoint's connection when the cluster lets cookies reach DRAINING endpoints, and wraps the
+// child's picker with the cookie override.
+
+import {
+  addressKey,
+  type CancelTimer,
+  CONNECTING,
+  type ConnectivityState,
+  childHelper,
+  type Endpoint,
+  type Helper,
+  type LbUpdate,
+  type LoadBalancer,
+  OK_STATUS,
+  type Picker,
+  type PolicyFactory,
+  type PolicyLookup,
+  queuePicker,
+  type Status,
+} from '../../../core/index.js';
+import { ChildPolicy } from '../../../policies/child-policy.js';
+import type { XdsHealthStatus } from '../../endpoints.js';
+import { XDS_HEALTH_STATUS } from '../../priority-tree.js';
+import { xdsConfigOf } from '../../xds-config.js';
+import { AddressEntry, OverrideHostSubchannel, type OverrideHostSubchannelOwner } from './address-map.js';
+import { type OverrideHostConfig, parseOverrideHostConfig, XDS_OVERRIDE_HOST } from './config.js';
+import { OverrideHostPicker, type OverridePickHooks } from './picker.js';
+
+export class OverrideHostLb
+  implements LoadBalancer<OverrideHostConfig>, OverrideHostSubchannelOwner, OverridePickHooks
+{
+  private readonly child: ChildPolicy;
+  private entries = new Map<string, AddressEntry>();
+  private overridable: ReadonlySet<XdsHealthStatus> = new Set();
+  private childState: ConnectivityState = CONNECTING;
+  private childStatus: Status = OK_STATUS;
+  private childPicker: Picker = queuePicker;
+  private hasChildPicker = false;
+  /** A pick queued for an override target since the last picker was reported. */
+  private overridePending = false;
+  private readonly toConnect = new Set<AddressEntry>();
+  private readonly toCreate = new Set<AddressEntry>();
+  private soonTimer: CancelTimer | null = null;
+  private destroyed = false;
+
+  constructor(
+    private readonly helper: Helper,
+    registry: PolicyLookup,
+  ) {
+    this.child = new ChildPolicy(
+      childHelper(helper, {
+        createSubchannel: (address, attributes) => {
+          const wrapper = new OverrideHostSubchannel(helper.createSubchannel(address, attributes), this);
+          this.adopt(wrapper);
+          return wrapper;
+        },
+        updateState: (state, s, picker) => {
+          if (this.destroyed) return;
+          this.childState = state;
+          this.childStatus = s;
+          this.childPicker = picker;
+          this.hasChildPicker = true;
+          this.report();
+        },
+      }),
+      registry,
+    );
+  }
+
+  update(update: LbUpdate<OverrideHostConfig>): boolean {
+    if (this.destroyed) return false;
+    const config = update.config;
+    // A74: the cluster's override_host_status comes from the XdsConfig; without one, from the config (A55).
+    const entry =
+      config.clusterName === undefined
+        ? undefined
+        : xdsConfigOf(update.attributes)?.clusters.get(config.clusterName);
+    const statuses = entry?.ok ? entry.value.cluster.overrideHostStatus : config.overrideHostStatus;
+    this.overridable = new Set(statuses);
+    let endpoints = update.endpoints;
+    if (endpoints.ok) {
+      this.updateAddressMap(endpoints.value);
+      endpoints = { ok: true, value: withoutDraining(endpoints.value) };
+    } else {
+      this.releaseUnkeepable();
+    }
+    const accepted = this.child.update(
+      config.childPolicy,
+      endpoints,
+      update.attributes,
+      update.resolutionNote,
+    );
+    if (this.hasChildPicker) this.report();
+    return accepted;
+  }
+
+  /**
+   * A55 / A61 address map update: one entry per address, with the endpoint's health status and the cookie
+   * address list for that address (it first, then the endpoint's others in order). A DRAINING endpoint whose
+   * status cannot be overridden is left out, as gRPC does. Entries of addresses no longer present are
+   * removed, and a connection the policy held for them is released.
+   */
+  private updateAddressMap(endpoints: readonly Endpoint[]): void {
+    const previous = this.entries;
+    const next = new Map<string, AddressEntry>();
+    for (const e of endpoints) {
+      const health = e.attributes.get(XDS_HEALTH_STATUS) ?? 'UNKNOWN';
+      if (health === 'DRAINING' && !this.overridable.has('DRAINING')) continue;
+      const keys = e.addresses.map(addressKey);
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        const list = keys.length === 1 ? key : [key, ...keys.slice(0, i), ...keys.slice(i + 1)].join(',');
+        let entry = previous.get(key);
+        if (entry === undefined) {
+          entry = new AddressEntry(key, e.addresses[i]!, health, list, e.attributes);
+        } else {
+          entry.health = health;
+          entry.addressList = list;
+          entry.attributes = e.attributes;
+        }
+        next.set(key, entry);
+      }
+    }
+    for (const [key, entry] of previous) {
+      if (next.get(key) === entry) continue;
+      entry.removed = true;
+      this.releaseOwned(entry);
+    }
+    this.entries = next;
+    this.releaseUnkeepable();
+  }
+
+  /** A connection the policy holds is kept only while a cookie may still pick its entry. */
+  private releaseUnkeepable(): void {
+    for (const entry of this.entries.values()) {
+      if (entry.owned && !this.overridable.has(entry.health)) this.releaseOwned(entry);
+    }
+  }
+
+  private releaseOwned(entry: AddressEntry): void {
+    if (!entry.owned) return;
+    const inner = entry.inner!;
+    entry.inner = null;
+    entry.ownedUnwatch?.();
+    entry.ownedUnwatch = null;
+    inner.release();
+    this.helper.trace(() => `xds_override_host: released the connection held for ${entry.key}`);
+  }
+
+  /** A55: the newest subchannel the child creates for an address is the one the map uses. */
+  private adopt(wrapper: OverrideHostSubchannel): void {
+    const entry = this.entries.get(wrapper.key);
+    if (entry === undefined) return;
+    wrapper.entry = entry;
+    this.releaseOwned(entry); // the new handle already shares the pooled connection
+    entry.inner = wrapper.inner;
+    entry.wrapper = wrapper;
+  }
+
+  childReleased(wrapper: OverrideHostSubchannel): void {
+    const entry = wrapper.entry;
+    if (entry === null || entry.wrapper !== wrapper || entry.removed || this.destroyed) {
+      wrapper.inner.release();
+      return;
+    }
+    entry.wrapper = null;
+    // A55: a DRAINING endpoint's connection stays open while cookies may reach DRAINING endpoints, even
+    // though the child (which no longer has the endpoint) lets it go.
+    if (entry.health === 'DRAINING' && this.overridable.has('DRAINING')) {
+      entry.ownedUnwatch = entry.inner!.watchConnectivity(() => this.stateChanged());
+      this.helper.trace(() => `xds_override_host: keeping the connection to DRAINING ${entry.key}`);
+      return;
+    }
+    entry.inner = null;
+    wrapper.inner.release();
+  }
+
+  stateChanged(): void {
+    if (!this.overridePending || this.destroyed || !this.hasChildPicker) return;
+    this.report();
+  }
+
+  connectSoon(entry: AddressEntry): void {
+    this.toConnect.add(entry);
+    this.scheduleSoon();
+  }
+
+  createSoon(entry: AddressEntry): void {
+    this.toCreate.add(entry);
+    this.scheduleSoon();
+  }
+
+  overrideQueued(): void {
+    this.overridePending = true;
+  }
+
+  /** Connection work a pick asked for runs off the data path, as pick_first's IdlePicker does. */
+  private scheduleSoon(): void {
+    if (this.destroyed) return;
+    this.soonTimer ??= this.helper.clock.setTimer(0, () => this.runSoon());
+  }
+
+  private runSoon(): void {
+    this.soonTimer = null;
+    for (const entry of this.toCreate) {
+      // A55 / gRPC: a cookie named an address with no connection (a DRAINING endpoint the child never had).
+      if (entry.removed || entry.inner !== null || !this.overridable.has(entry.health)) continue;
+      const inner = this.helper.createSubchannel(entry.address, entry.attributes);
+      entry.inner = inner;
+      entry.ownedUnwatch = inner.watchConnectivity(() => this.stateChanged());
+      this.helper.trace(() => `xds_override_host: connecting to ${entry.key} for a session cookie`);
+      this.toConnect.add(entry);
+    }
+    this.toCreate.clear();
+    for (const entry of this.toConnect) if (!entry.removed) entry.inner?.requestConnection();
+    this.toConnect.clear();
+  }
+
+  private report(): void {
+    this.overridePending = false;
+    this.helper.updateState(
+      this.childState,
+      this.childStatus,
+      new OverrideHostPicker(this.childPicker, this.entries, this.overridable, this),
+    );
+  }
+
+  exitIdle(): void {
+    this.child.exitIdle();
+  }
+
+  resetBackoff(): void {
+    this.child.resetBackoff();
+    for (const entry of this.entries.values()) if (entry.owned) entry.inner!.resetBackoff();
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    this.soonTimer?.();
+    this.soonTimer = null;
+    this.child.destroy();
+    for (const entry of this.entries.values()) {
+      entry.removed = true;
+      this.releaseOwned(entry);
+    }
+    this.entries.clear();
+  }
+}
+
+/** A55: the child never sees DRAINING endpoints (the same array when there are none). */
+function withoutDraining(endpoints: readonly Endpoint[]): readonly Endpoint[] {
+  let i = 0;
+  while (i < endpoints.length && endpoints[i]!.attributes.get(XDS_HEALTH_STATUS) !== 'DRAINING') i++;
+  if (i === endpoints.length) return endpoints;
+  return endpoints.filter((e) => e.attributes.get(XDS_HEALTH_STATUS) !== 'DRAINING');
+}
+
+export const overrideHostFactory: PolicyFactory<OverrideHostConfig> = {
+  name: XDS_OVERRIDE_HOST,
+  parseConfig: (json, path, registry) => parseOverrideHostConfig(json, path, registry),
+  create: (helper, registry) => new OverrideHostLb(helper, registry),
+};
