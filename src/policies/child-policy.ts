@@ -6,9 +6,9 @@ import {
   type Helper,
   type LoadBalancer,
   type ParsedLbConfig,
+  type Picker,
   type PolicyFactory,
   type PolicyLookup,
-  type Picker,
   type Status,
   type StatusOr,
 } from '../core/index.js';

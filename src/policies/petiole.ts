@@ -36,7 +36,9 @@ const NO_CHILDREN = Object.freeze([]) as unknown as EndpointChild[];
  * leaving READY is O(1), and so is the picker built after it, so n children connecting one after another
  * cost O(n) in total (a connect storm), not a rebuild over every READY child each time.
  */
-export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalancer<Config>, EndpointListOwner {
+export abstract class EagerPetiole<Config, Entry = Picker>
+  implements LoadBalancer<Config>, EndpointListOwner
+{
   protected readonly list: EndpointList;
   /**
    * The READY children's entries (in no particular order), each `entryWidth` slots, and, at the entry's index,

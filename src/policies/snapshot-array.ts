@@ -134,7 +134,7 @@ export class ArraySnapshot<T> {
     for (;;) {
       if (s.firstSlot === i) return s.firstValue as T;
       const more = s.more;
-      if (more !== null && more.has(i)) return more.get(i)!;
+      if (more?.has(i)) return more.get(i)!;
       if (!s.stale || s.next === null) return s.items[i]!;
       s = s.next;
     }

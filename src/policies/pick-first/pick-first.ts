@@ -316,7 +316,8 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
     this.selected = a;
     const attempts = this.attempts;
     // A single-address pass (every petiole child's) has nothing else to keep.
-    this.attempts = attempts.length === 1 && attempts[0] === a ? NO_ATTEMPTS : attempts.filter((x) => x !== a);
+    this.attempts =
+      attempts.length === 1 && attempts[0] === a ? NO_ATTEMPTS : attempts.filter((x) => x !== a);
     this.releaseAttempts();
     previous?.release();
     if (this.healthWatch) {

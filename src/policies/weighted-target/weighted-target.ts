@@ -193,7 +193,12 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     const counts = this.counts;
     if (counts[READY] > 0) {
       const pickers = this.readyPickers.snapshot();
-      const picker = new WeightedPicker(this.table!, pickers, this.random, this.readyWeights!.snapshot(pickers));
+      const picker = new WeightedPicker(
+        this.table!,
+        pickers,
+        this.random,
+        this.readyWeights!.snapshot(pickers),
+      );
       this.report(READY, OK_STATUS, picker);
     } else if (counts[CONNECTING] > 0) {
       if (this.reported !== CONNECTING) this.report(CONNECTING, OK_STATUS, queuePicker);
