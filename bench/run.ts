@@ -11,6 +11,7 @@ import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
 import { runStormBench } from './storm.js';
 import { runWeightedRoundRobinBench } from './weighted-round-robin.js';
+import { runXdsChannelBench } from './xds-channel.js';
 import { runXdsClientBench } from './xds-client.js';
 
 const sections: Record<string, () => void | Promise<void>> = {
@@ -21,6 +22,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   'regex-rewrite': runRegexRewriteBench,
   storm: runStormBench,
   'xds-client': runXdsClientBench,
+  'xds-channel': runXdsChannelBench,
   'weighted-round-robin': runWeightedRoundRobinBench,
   'eds-decode': runEdsDecodeBench,
 };

@@ -25,13 +25,30 @@ export function lbtreeTracer(policyName: string): Trace {
     : () => {};
 }
 
+/** grpc-js's channel-only arguments (the config selector, …): its InternalChannel drops only some of them. */
+const GRPC_INTERNAL_PREFIX = 'grpc.internal.';
+
+/**
+ * The channel options a subchannel is created with: the update's, without grpc-js's internal ones and symbol
+ * keys (lbtree's XdsConfig). The config selector is new with every resolution; handed to subchannels, it made
+ * grpc-js's pool create a second subchannel (and connection) for an address it already had, and
+ * GRPC_TRACE=subchannel fail every subchannel creation (its trace prints the options as JSON).
+ */
+export function subchannelOptions(options: ChannelOptions): ChannelOptions {
+  const kept: ChannelOptions = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (!key.startsWith(GRPC_INTERNAL_PREFIX)) kept[key] = value;
+  }
+  return kept;
+}
+
 /**
  * Our Helper on top of grpc-js's ChannelControlHelper: subchannels are created with the latest channel
  * options and registered with channelz; pickers are wrapped for grpc-js.
  */
 export class GrpcHelperAdapter implements Helper {
   readonly clock = realClock;
-  /** Channel options of the latest update, passed on to new subchannels. */
+  /** Channel options of the latest update as `subchannelOptions` keeps them, passed on to new subchannels. */
   channelOptions: ChannelOptions = {};
   readonly trace: Trace;
 

@@ -4,5 +4,6 @@ export { BACKEND_METRICS_TRAILER, backendMetricsTrailer, readBackendMetrics } fr
 export { ENDPOINTS_SCHEME, EndpointsResolver, parseEndpointsTarget } from './endpoints-resolver.js';
 export { HASH_PICK_INFO_KEY } from './picker-adapter.js';
 export { LBTREE_PREFIX, type RegisterOptions, register } from './register.js';
+export { SessionCookieJar } from './session-cookies.js';
 export { leaseXdsClient, type XdsClientLease } from './xds-client-pool.js';
 export { GrpcXdsTransport, grpcXdsTransportFactory, xdsClientTrace } from './xds-transport.js';

@@ -14,7 +14,7 @@ import {
 } from '../core/index.js';
 import { PRIORITY, WEIGHTED_TARGET } from '../policies/index.js';
 import { fromGrpcEndpoints } from './endpoint-conversion.js';
-import { GrpcHelperAdapter, lbtreeTracer } from './helper-adapter.js';
+import { GrpcHelperAdapter, lbtreeTracer, subchannelOptions } from './helper-adapter.js';
 
 /**
  * An lbtree config as grpc-js holds it. `createFromJson` THROWS for a policy's own invalid fields (grpc-js-xds
@@ -134,7 +134,7 @@ export function grpcPolicyClasses(
           this.fail(e.code as number as Code, e.details);
           return true;
         }
-        this.helper.channelOptions = channelOptions;
+        this.helper.channelOptions = subchannelOptions(channelOptions);
         this.policy ??= factory.create(this.helper, registry);
         return this.policy.update({
           endpoints: fromGrpcEndpoints(endpointList),

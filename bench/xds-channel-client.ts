@@ -1,0 +1,130 @@
+// One `xds:///bench` channel for the xds-channel benchmark, in its own process: grpc-js keeps one resolver per
+// scheme per process, so lbtree's resolver (`register({ xds })`) and @grpc/grpc-js-xds's (`register()`) each get
+// a process of their own. Usage: `xds-channel-client.ts <lbtree|grpc-js-xds>` with the bootstrap JSON in
+// BENCH_XDS_BOOTSTRAP; run with --expose-gc. Commands arrive as JSON lines on stdin, answers leave as JSON lines
+// on stdout (see bench/xds-channel.ts for the protocol and what each figure means).
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { createInterface } from 'node:readline';
+import { writeHeapSnapshot } from 'node:v8';
+import * as grpc from '@grpc/grpc-js';
+import { BackendClient, whoami } from '../src/cli/loopback-backends.js';
+
+export type ClientCommand =
+  | { readonly cmd: 'qps'; readonly rpcs: number; readonly inflight: number }
+  | { readonly cmd: 'arm'; readonly marker: string; readonly settleMs: number; readonly capMs: number }
+  | { readonly cmd: 'exit' };
+
+export type ClientAnswer =
+  | { readonly ready: true }
+  | { readonly qps: number }
+  | { readonly armed: true }
+  /** markerNs: process.hrtime (CLOCK_MONOTONIC, shared by every process of the machine) of the first RPC answered by the marker; null when the cap ran out. */
+  | { readonly markerNs: string | null; readonly heapBytes: number };
+
+const side = process.argv[2];
+const bootstrap = JSON.parse(process.env.BENCH_XDS_BOOTSTRAP ?? 'null') as unknown;
+if (side === 'lbtree') {
+  const { register } = await import('lbtree/grpc-js');
+  register({ xds: { bootstrap } });
+} else if (side === 'grpc-js-xds') {
+  process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify(bootstrap);
+  const { register } = await import('@grpc/grpc-js-xds');
+  register();
+} else {
+  throw new Error(`side must be lbtree or grpc-js-xds, got ${side}`);
+}
+
+// tsx turns source maps on; every refused connection's error would pay for a mapped stack trace (on both
+// sides alike), which no deployed channel does.
+process.setSourceMapsEnabled(false);
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error('run with --expose-gc');
+const fullGc = () => {
+  gc();
+  gc();
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const answer = (a: ClientAnswer) => process.stdout.write(`${JSON.stringify(a)}\n`);
+
+const client = new BackendClient('xds:///bench', grpc.credentials.createInsecure());
+
+/** Connects and warms up: RPCs until every backend of the baseline assignment has answered. */
+async function warmUp(backends: number): Promise<void> {
+  const seen = new Set<string>();
+  for (let i = 0; i < 300 || seen.size < backends; i++) {
+    seen.add(await whoami(client, { waitForReady: true, deadlineMs: 30_000 }));
+  }
+}
+
+/** `rpcs` unary RPCs, `inflight` at a time; completed RPCs per second. */
+async function qps(rpcs: number, inflight: number): Promise<number> {
+  let started = 0;
+  const start = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: inflight }, async () => {
+      while (started < rpcs) {
+        started++;
+        await whoami(client, { waitForReady: true, deadlineMs: 30_000 });
+      }
+    }),
+  );
+  return rpcs / (Number(process.hrtime.bigint() - start) / 1e9);
+}
+
+/**
+ * Heap after full GCs, then one RPC at a time (1 ms apart, so that polling costs the channel little) until
+ * the marker backend answers: its time, then the heap `settleMs` later (after full GCs) minus before.
+ */
+async function awaitMarker(marker: string, settleMs: number, capMs: number): Promise<void> {
+  fullGc();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const profiler = await startProfiler();
+  answer({ armed: true });
+  const deadline = Date.now() + capMs;
+  let markerNs: string | null = null;
+  while (Date.now() < deadline) {
+    const name = await whoami(client, { waitForReady: true, deadlineMs: capMs }).catch(() => '');
+    if (name === marker) {
+      markerNs = process.hrtime.bigint().toString();
+      break;
+    }
+    await sleep(1);
+  }
+  await profiler?.stop();
+  await sleep(settleMs);
+  fullGc();
+  if (process.env.BENCH_XDS_HEAP_SNAPSHOT_DIR) {
+    writeHeapSnapshot(`${process.env.BENCH_XDS_HEAP_SNAPSHOT_DIR}/${side}-${process.pid}.heapsnapshot`);
+  }
+  answer({ markerNs, heapBytes: process.memoryUsage().heapUsed - heapBefore });
+}
+
+/** With BENCH_XDS_PROFILE_DIR set: a CPU profile of the push window (arm → marker), for `node --cpu-prof`'s readers. */
+async function startProfiler(): Promise<{ stop(): Promise<void> } | null> {
+  const dir = process.env.BENCH_XDS_PROFILE_DIR;
+  if (!dir) return null;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(`${dir}/${side}-${process.pid}.cpuprofile`, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
+await warmUp(Number(process.argv[3] ?? 1));
+answer({ ready: true });
+for await (const line of createInterface({ input: process.stdin })) {
+  const command = JSON.parse(line) as ClientCommand;
+  if (command.cmd === 'qps') answer({ qps: await qps(command.rpcs, command.inflight) });
+  else if (command.cmd === 'arm') await awaitMarker(command.marker, command.settleMs, command.capMs);
+  else break;
+}
+client.close();
+process.exit(0);

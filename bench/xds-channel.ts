@@ -1,0 +1,300 @@
+/**
+ * A whole `xds:///` channel on grpc-js: lbtree's resolver and policy tree (`register({ xds })`) beside
+ * @grpc/grpc-js-xds's (`register()`), against the same lbtree control plane and the same loopback servers (both
+ * in this process) in the same run. grpc-js keeps one resolver per scheme per process, so each channel runs in a
+ * child process of its own (bench/xds-channel-client.ts); the two sides take turns, never overlapping in a
+ * timed region.
+ *
+ * The service: Listener `bench` → RouteConfiguration → Cluster `bench-cluster` (lb_policy ROUND_ROBIN: both
+ * sides build priority → cluster_impl → xds_wrr_locality → weighted_target → round_robin) → its
+ * ClusterLoadAssignment. Baseline assignment: one locality with 3 real backends.
+ *
+ * Figures:
+ *   - unary QPS: RPCS unary RPCs with INFLIGHT in flight over the baseline, rounds alternating between the two
+ *     channels (both connected, the idle one does nothing); median of the rounds.
+ *   - EDS push → picker in use: the control plane pushes an assignment of N endpoints in 10 localities: the 3
+ *     backends (locality 0), a `marker` backend (locality 9) that only this assignment has, and N − 4 endpoints
+ *     on a closed loopback port (127.x.y.z:1, each a distinct address). The time runs from the control plane
+ *     sending the ClusterLoadAssignment to that client (its `sent` event) to the first RPC the marker answers:
+ *     the new assignment decoded, the tree updated, N subchannels created and asked to connect, the marker
+ *     connected, and a picker that includes it handed to the channel. The channel polls with one RPC at a time
+ *     1 ms apart; times are process.hrtime (CLOCK_MONOTONIC, shared by the processes of one machine).
+ *     Why a closed loopback port: ROUND_ROBIN connects every endpoint at once, and a refused connection costs
+ *     both sides the same small amount (no packets leave the machine, no sockets pile up waiting for a
+ *     timeout); the refused endpoints go to TRANSIENT_FAILURE and back off, identically on both sides, since
+ *     both use grpc-js's own subchannels.
+ *   - heap per endpoint: heapUsed after full GCs SETTLE_MS after the marker answered, minus heapUsed after
+ *     full GCs on the baseline just before the push, divided by N.
+ * Every push measurement runs in a fresh child process (nothing left over from a previous size); the sides
+ * alternate which goes first. 1,000 endpoints: median of 3; 10,000 and 50,000: one run. A side that has not
+ * reached the marker within CAP_MS (45 s) reports a lower bound; a side whose previous size hit the cap, or
+ * would pass it growing quadratically, is skipped at the next size, and the table says so.
+ * Both sides pay grpc-js's own per-subchannel costs here (its subchannel pool scans every subchannel of the
+ * channel on each creation; channelz traces; the refused connections), so the ratios are of whole channels.
+ * Knobs: BENCH_XDS_SIZES, BENCH_XDS_REPEATS, BENCH_XDS_RPCS, BENCH_XDS_QPS_ROUNDS, BENCH_XDS_CAP_MS;
+ * BENCH_XDS_SIDES=lbtree (one side, raw figures), BENCH_XDS_PROFILE_DIR (a CPU profile of each push window),
+ * BENCH_XDS_HEAP_SNAPSHOT_DIR (a heap snapshot where the heap is measured), BENCH_XDS_NODE_FLAGS.
+ */
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { createInterface, type Interface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { type Backend, startBackends } from '../src/cli/loopback-backends.js';
+import {
+  CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
+  ControlPlane,
+  type LocalitySpec,
+  xdsService,
+} from '../src/control-plane/index.js';
+import { median, printRow, printTableHeader } from './report.js';
+import type { ClientAnswer, ClientCommand } from './xds-channel-client.js';
+
+type Side = 'lbtree' | 'grpc-js-xds';
+/** Only these sides (comma-separated), e.g. while profiling one of them: then the raw figures are printed. */
+const ONLY = process.env.BENCH_XDS_SIDES?.split(',');
+const SIDES = (['lbtree', 'grpc-js-xds'] as const).filter((s) => !ONLY || ONLY.includes(s));
+
+const RPCS = Number(process.env.BENCH_XDS_RPCS ?? 5_000);
+const INFLIGHT = 32;
+const QPS_ROUNDS = Number(process.env.BENCH_XDS_QPS_ROUNDS ?? 3);
+/** Extra node flags for the channel processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`. */
+const NODE_FLAGS = process.env.BENCH_XDS_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+const SIZES = (process.env.BENCH_XDS_SIZES ?? '1000,10000,50000').split(',').map(Number);
+/** Push measurements per size and side (median), fewer for the large sizes. */
+const repeatsFor = (n: number): number => Number(process.env.BENCH_XDS_REPEATS ?? (n <= 1_000 ? 3 : 1));
+const LOCALITIES = 10;
+const SETTLE_MS = 300;
+const CAP_MS = Number(process.env.BENCH_XDS_CAP_MS ?? 45_000);
+const CLUSTER = 'bench-cluster';
+
+/** Endpoint i of the big assignment on a closed loopback port (never 127.0.0.1, where the backends are). */
+const refusedAddress = (i: number): string => `127.${1 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}:1`;
+
+function service(localities: LocalitySpec[]) {
+  return xdsService({ name: 'bench', clusters: [{ name: CLUSTER, lbPolicy: 'ROUND_ROBIN', localities }] });
+}
+
+function baseline(backends: readonly Backend[]) {
+  return service([{ zone: 'zone-0', endpoints: backends.map((b) => b.address) }]);
+}
+
+/** N endpoints in LOCALITIES localities: the backends first in zone-0, the marker last in the last one. */
+function bigAssignment(n: number, backends: readonly Backend[], marker: Backend) {
+  const localities: string[][] = Array.from({ length: LOCALITIES }, () => []);
+  localities[0]!.push(...backends.map((b) => b.address));
+  const refused = n - backends.length - 1;
+  for (let i = 0; i < refused; i++)
+    localities[Math.floor((i * LOCALITIES) / refused)]!.push(refusedAddress(i));
+  localities[LOCALITIES - 1]!.push(marker.address);
+  return service(localities.map((endpoints, z) => ({ zone: `zone-${z}`, endpoints })));
+}
+
+/** A channel in its own process, connected and warmed up on the baseline. */
+class ChannelProcess {
+  private readonly lines: AsyncIterator<string>;
+  private constructor(
+    private readonly child: ChildProcessByStdio<Writable, Readable, null>,
+    readline: Interface,
+  ) {
+    this.lines = readline[Symbol.asyncIterator]();
+  }
+
+  static async start(side: Side, plane: ControlPlane, nodeId: string, backends: number) {
+    const child = spawn(
+      process.execPath,
+      [
+        ...NODE_FLAGS,
+        '--expose-gc',
+        '--import',
+        'tsx',
+        'bench/xds-channel-client.ts',
+        side,
+        String(backends),
+      ],
+      {
+        env: { ...process.env, BENCH_XDS_BOOTSTRAP: JSON.stringify(plane.bootstrap({ nodeId })) },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
+    const channel = new ChannelProcess(child, createInterface({ input: child.stdout }));
+    await channel.next();
+    return channel;
+  }
+
+  async next(): Promise<ClientAnswer> {
+    const { value, done } = await this.lines.next();
+    if (done) throw new Error('channel process ended early');
+    return JSON.parse(value) as ClientAnswer;
+  }
+
+  send(command: ClientCommand): void {
+    this.child.stdin.write(`${JSON.stringify(command)}\n`);
+  }
+
+  async request<K extends string>(
+    command: ClientCommand,
+    key: K,
+  ): Promise<Extract<ClientAnswer, Record<K, unknown>>> {
+    this.send(command);
+    const a = await this.next();
+    if (!(key in a)) throw new Error(`expected ${key}, got ${JSON.stringify(a)}`);
+    return a as Extract<ClientAnswer, Record<K, unknown>>;
+  }
+
+  async exit(): Promise<void> {
+    const exited = new Promise((r) => this.child.once('exit', r));
+    this.send({ cmd: 'exit' });
+    await exited;
+  }
+}
+
+interface PushRun {
+  /** null: the marker never answered within CAP_MS (the time is then a lower bound, CAP_MS). */
+  readonly ms: number | null;
+  readonly bytesPerEndpoint: number;
+}
+
+let nodeIds = 0;
+
+async function measurePush(
+  side: Side,
+  n: number,
+  plane: ControlPlane,
+  backends: readonly Backend[],
+  marker: Backend,
+): Promise<PushRun> {
+  plane.setResources(baseline(backends));
+  const nodeId = `xds-channel-${side}-${++nodeIds}`;
+  const channel = await ChannelProcess.start(side, plane, nodeId, backends.length);
+  try {
+    const resources = bigAssignment(n, backends, marker);
+    await channel.request({ cmd: 'arm', marker: marker.name, settleMs: SETTLE_MS, capMs: CAP_MS }, 'armed');
+    let sentNs: bigint | null = null;
+    const stop = plane.onEvent((e) => {
+      if (e.kind === 'sent' && e.nodeId === nodeId && e.typeUrl === CLUSTER_LOAD_ASSIGNMENT_TYPE_URL) {
+        sentNs ??= process.hrtime.bigint();
+      }
+    });
+    plane.setResources(resources);
+    stop();
+    const result = await channel.next();
+    if (!('markerNs' in result)) throw new Error(`expected the marker's time, got ${JSON.stringify(result)}`);
+    if (sentNs === null) throw new Error(`the control plane sent no ClusterLoadAssignment to ${nodeId}`);
+    const ms = result.markerNs === null ? null : Number(BigInt(result.markerNs) - sentNs) / 1e6;
+    return { ms, bytesPerEndpoint: result.heapBytes / n };
+  } finally {
+    await channel.exit();
+  }
+}
+
+export async function runXdsChannelBench(): Promise<void> {
+  const load = loadavg().map((x) => x.toFixed(2));
+  const servers = await startBackends(['b1', 'b2', 'b3', 'marker']);
+  const backends = servers.slice(0, 3);
+  const marker = servers[3]!;
+  const plane = new ControlPlane({ resources: baseline(backends) });
+  await plane.listen('127.0.0.1:0');
+  try {
+    // Unary QPS: both channels up at once, rounds alternating.
+    const channels = await Promise.all(
+      (QPS_ROUNDS > 0 ? SIDES : []).map((side) =>
+        ChannelProcess.start(side, plane, `xds-channel-qps-${side}`, backends.length),
+      ),
+    );
+    const qps: Record<Side, number[]> = { lbtree: [], 'grpc-js-xds': [] };
+    for (let round = 0; round < QPS_ROUNDS; round++) {
+      for (const [i, side] of SIDES.entries()) {
+        const a = await channels[i]!.request({ cmd: 'qps', rpcs: RPCS, inflight: INFLIGHT }, 'qps');
+        qps[side].push(a.qps);
+      }
+    }
+    await Promise.all(channels.map((c) => c.exit()));
+
+    const pushes = new Map<number, Record<Side, PushRun[] | 'skipped'>>();
+    /** Per side, the median time of the previous size (quadratic growth from it predicts the next). */
+    const previous = new Map<Side, { n: number; ms: number; capped: boolean }>();
+    for (const n of SIZES) {
+      const runs: Record<Side, PushRun[] | 'skipped'> = { lbtree: [], 'grpc-js-xds': [] };
+      const skip = (side: Side) => {
+        const p = previous.get(side);
+        return p !== undefined && (p.capped || p.ms * (n / p.n) ** 2 > CAP_MS);
+      };
+      for (const side of SIDES) if (skip(side)) runs[side] = 'skipped';
+      for (let r = 0; r < repeatsFor(n); r++) {
+        const order = r % 2 === 0 ? SIDES : [...SIDES].reverse();
+        for (const side of order) {
+          const list = runs[side];
+          if (list !== 'skipped') list.push(await measurePush(side, n, plane, backends, marker));
+        }
+      }
+      for (const side of SIDES) {
+        const list = runs[side];
+        if (list === 'skipped') continue;
+        const capped = list.some((r) => r.ms === null);
+        previous.set(side, { n, ms: median(list.map((r) => r.ms ?? CAP_MS)), capped });
+      }
+      pushes.set(n, runs);
+    }
+
+    if (SIDES.length < 2) {
+      console.log(JSON.stringify({ qps, pushes: Object.fromEntries(pushes) }, null, 1));
+      return;
+    }
+    printTableHeader(
+      `xds:/// channel on grpc-js, lbtree's control plane, loopback servers (load average at start ${load.join(' ')})`,
+      'grpc-js-xds',
+    );
+    printRow(
+      `unary QPS, ${RPCS.toLocaleString('en')} RPCs, ${INFLIGHT} in flight, 3 backends (median of ${QPS_ROUNDS}; higher is better)`,
+      median(qps.lbtree),
+      median(qps['grpc-js-xds']),
+      'RPC/s',
+    );
+    const notes: string[] = [];
+    for (const [n, runs] of pushes) {
+      const label = `${n.toLocaleString('en')} endpoints`;
+      const ours = runs.lbtree;
+      const theirs = runs['grpc-js-xds'];
+      if (ours === 'skipped' || theirs === 'skipped') {
+        const side = ours === 'skipped' ? 'lbtree' : 'grpc-js-xds';
+        const other = ours === 'skipped' ? theirs : ours;
+        notes.push(
+          `${side} skipped at ${label}: its previous size hit the cap or, growing quadratically, would take over ${CAP_MS / 1000} s.`,
+        );
+        if (other !== 'skipped') {
+          const fig = (f: (r: PushRun) => number, unit: string) =>
+            `${median(other.map(f)).toFixed(1)} ${unit}`;
+          const cells = (x: string) => (side === 'lbtree' ? `skipped | ${x}` : `${x} | skipped`);
+          console.log(
+            `| EDS push → picker in use, ${label} | ${cells(fig((r) => r.ms ?? CAP_MS, 'ms'))} | — |`,
+          );
+          console.log(`| heap per endpoint, ${label} | ${cells(fig((r) => r.bytesPerEndpoint, 'B'))} | — |`);
+        }
+        continue;
+      }
+      for (const [side, list] of [
+        ['lbtree', ours],
+        ['grpc-js-xds', theirs],
+      ] as const) {
+        if (list.some((r) => r.ms === null)) {
+          notes.push(
+            `${side} at ${label}: no marker RPC within ${CAP_MS / 1000} s, so its time is a lower bound and its heap was taken at the cap.`,
+          );
+        }
+      }
+      const time = (list: PushRun[]) => median(list.map((r) => r.ms ?? CAP_MS));
+      const heap = (list: PushRun[]) => median(list.map((r) => r.bytesPerEndpoint));
+      printRow(
+        `EDS push → picker in use, ${label} (median of ${repeatsFor(n)})`,
+        time(ours),
+        time(theirs),
+        'ms',
+      );
+      printRow(`heap per endpoint, ${label}`, heap(ours), heap(theirs), 'B');
+    }
+    for (const note of notes) console.log(`\n${note}`);
+  } finally {
+    await plane.close();
+    for (const s of servers) s.stop();
+  }
+}
