@@ -5,6 +5,7 @@ import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { BackendMetricReport } from '../core/index.js';
 import { backendMetricsTrailer } from '../grpc-js/backend-metrics.js';
+import { OrcaService } from '../grpc-js/orca-service.js';
 
 const passThrough = (b: Buffer) => b;
 export const WHOAMI_SERVICE: grpc.ServiceDefinition = {
@@ -27,6 +28,11 @@ export class Backend {
   served = 0;
   /** When set, every reply carries this per-call ORCA load report (A51) in its trailers. */
   backendMetrics: Partial<BackendMetricReport> | null = null;
+  /**
+   * Its ORCA service (A51 out-of-band reports, `orca.set({ … })`), served on every start; a loopback backend
+   * reports as often as a client asks, down to 50 ms.
+   */
+  readonly orca = new OrcaService({ minReportIntervalMs: 50 });
   /** When above 0, every `failEvery`-th call fails with INTERNAL (a backend erroring, for outlier detection). */
   failEvery = 0;
   failed = 0;
@@ -63,6 +69,7 @@ export class Backend {
         this.answer(callback);
       },
     });
+    this.orca.addTo(server);
     const bind = this.host.includes(':') ? `[${this.host}]:${this.port}` : `${this.host}:${this.port}`;
     this.port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(bind, grpc.ServerCredentials.createInsecure(), (e, port) =>

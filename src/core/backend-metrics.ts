@@ -26,10 +26,19 @@ export interface CallEndDetails {
 /** A pick's call-end hook: the status, and what else the channel knows of how the call ended. */
 export type CallEndedHook = (status: Status, details?: CallEndDetails) => void;
 
-/**
- * The out-of-band backend metrics a subchannel can stream (A51 "Out-of-Band Metrics Reporting"): a
- * subchannel that supports it exposes this; `listener` hears each report; the returned function stops it.
- */
-export interface OobMetricsSource {
-  watchBackendMetrics(periodMs: number, listener: (report: BackendMetricReport) => void): () => void;
+/** Hears each backend metrics report of an out-of-band (ORCA stream) watch. */
+export type BackendMetricsListener = (report: BackendMetricReport) => void;
+
+/** A full report from the fields given; the rest are unset (0, empty maps), as ORCA's proto3 defaults. */
+export function completeBackendMetricReport(fields: Partial<BackendMetricReport>): BackendMetricReport {
+  return {
+    cpuUtilization: fields.cpuUtilization ?? 0,
+    memUtilization: fields.memUtilization ?? 0,
+    applicationUtilization: fields.applicationUtilization ?? 0,
+    rpsFractional: fields.rpsFractional ?? 0,
+    eps: fields.eps ?? 0,
+    utilization: { ...fields.utilization },
+    requestCost: { ...fields.requestCost },
+    namedMetrics: { ...fields.namedMetrics },
+  };
 }

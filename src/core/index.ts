@@ -1,6 +1,7 @@
 export * from './address.js';
 export * from './attributes.js';
 export * from './backend-metrics.js';
+export * from './backoff.js';
 export * from './channel-args.js';
 export * from './child-helper.js';
 export * from './clock.js';
@@ -13,6 +14,7 @@ export * from './endpoint.js';
 export * from './endpoint-attributes.js';
 export * from './hierarchical-path.js';
 export * from './load-balancer.js';
+export * from './oob-metrics-stream.js';
 export * from './picker.js';
 export * from './registry.js';
 export * from './status.js';

@@ -1,4 +1,5 @@
 import type { Address } from './address.js';
+import type { BackendMetricsListener } from './backend-metrics.js';
 import type { ConnectivityState } from './connectivity-state.js';
 import type { Status } from './status.js';
 
@@ -25,6 +26,12 @@ export interface Subchannel {
   readonly health: ConnectivityState;
   watchConnectivity(listener: StateListener): Unwatch;
   watchHealth(listener: StateListener): Unwatch;
+  /**
+   * A51 out-of-band backend metrics: hears the ORCA reports this connection's server streams, asking for one
+   * every `periodMs` (the connection runs one stream for all its watchers, at the smallest period, while
+   * READY). Absent where the channel cannot stream them; a wrapping subchannel passes it on.
+   */
+  watchBackendMetrics?(periodMs: number, listener: BackendMetricsListener): Unwatch;
   /** Starts connecting if IDLE; otherwise does nothing. */
   requestConnection(): void;
   resetBackoff(): void;

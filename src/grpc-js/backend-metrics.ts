@@ -1,7 +1,10 @@
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Metadata } from '@grpc/grpc-js';
-import type { BackendMetricReport, CallEndDetails } from '../core/index.js';
-import { OrcaLoadReportSchema } from '../xds/gen/xds/data/orca/v3/orca_load_report_pb.js';
+import { type BackendMetricReport, type CallEndDetails, completeBackendMetricReport } from '../core/index.js';
+import {
+  type OrcaLoadReport,
+  OrcaLoadReportSchema,
+} from '../xds/gen/xds/data/orca/v3/orca_load_report_pb.js';
 
 /** The trailer a server puts its per-call ORCA load report in (A51). */
 export const BACKEND_METRICS_TRAILER = 'endpoint-load-metrics-bin';
@@ -25,20 +28,29 @@ export function readBackendMetrics(trailers: Metadata | undefined): BackendMetri
   const value = trailers?.get(BACKEND_METRICS_TRAILER)[0];
   if (!(value instanceof Uint8Array)) return undefined;
   try {
-    const r = fromBinary(OrcaLoadReportSchema, value);
-    return {
-      cpuUtilization: r.cpuUtilization,
-      memUtilization: r.memUtilization,
-      applicationUtilization: r.applicationUtilization,
-      rpsFractional: r.rpsFractional,
-      eps: r.eps,
-      utilization: r.utilization,
-      requestCost: r.requestCost,
-      namedMetrics: r.namedMetrics,
-    };
+    return toBackendMetricReport(fromBinary(OrcaLoadReportSchema, value));
   } catch {
     return undefined;
   }
+}
+
+/** An ORCA `OrcaLoadReport` message as lbtree's policies read it. */
+export function toBackendMetricReport(r: OrcaLoadReport): BackendMetricReport {
+  return {
+    cpuUtilization: r.cpuUtilization,
+    memUtilization: r.memUtilization,
+    applicationUtilization: r.applicationUtilization,
+    rpsFractional: r.rpsFractional,
+    eps: r.eps,
+    utilization: r.utilization,
+    requestCost: r.requestCost,
+    namedMetrics: r.namedMetrics,
+  };
+}
+
+/** The ORCA message for the metrics given (the others unset). */
+export function toOrcaLoadReport(report: Partial<BackendMetricReport>): OrcaLoadReport {
+  return create(OrcaLoadReportSchema, completeBackendMetricReport(report));
 }
 
 /**
@@ -49,16 +61,7 @@ export function backendMetricsTrailer(
   report: Partial<BackendMetricReport>,
   trailers = new Metadata(),
 ): Metadata {
-  const message = create(OrcaLoadReportSchema, {
-    cpuUtilization: report.cpuUtilization ?? 0,
-    memUtilization: report.memUtilization ?? 0,
-    applicationUtilization: report.applicationUtilization ?? 0,
-    rpsFractional: report.rpsFractional ?? 0,
-    eps: report.eps ?? 0,
-    utilization: { ...report.utilization },
-    requestCost: { ...report.requestCost },
-    namedMetrics: { ...report.namedMetrics },
-  });
+  const message = toOrcaLoadReport(report);
   trailers.set(BACKEND_METRICS_TRAILER, Buffer.from(toBinary(OrcaLoadReportSchema, message)));
   return trailers;
 }

@@ -2,6 +2,12 @@
 
 export { BACKEND_METRICS_TRAILER, backendMetricsTrailer, readBackendMetrics } from './backend-metrics.js';
 export { ENDPOINTS_SCHEME, EndpointsResolver, parseEndpointsTarget } from './endpoints-resolver.js';
+export {
+  DEFAULT_MIN_REPORT_INTERVAL_MS,
+  OrcaService,
+  type OrcaServiceOptions,
+} from './orca-service.js';
+export { STREAM_CORE_METRICS } from './orca-stream.js';
 export { HASH_PICK_INFO_KEY } from './picker-adapter.js';
 export { LBTREE_PREFIX, type RegisterOptions, register } from './register.js';
 export { SessionCookieJar } from './session-cookies.js';

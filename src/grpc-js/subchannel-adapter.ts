@@ -2,6 +2,7 @@ import { experimental } from '@grpc/grpc-js';
 import {
   type Address,
   addressKey,
+  type BackendMetricsListener,
   type ConnectivityState,
   OK_STATUS,
   READY,
@@ -12,6 +13,7 @@ import {
   unavailable,
 } from '../core/index.js';
 import { fromGrpcState } from './connectivity.js';
+import { watchSubchannelBackendMetrics } from './orca-stream.js';
 
 type GrpcSubchannel = experimental.SubchannelInterface;
 
@@ -25,6 +27,7 @@ export class GrpcSubchannelHandle implements Subchannel {
   readonly completeResult: experimental.PickResult;
   private readonly listeners = new Set<experimental.ConnectivityStateListener>();
   private readonly healthListeners = new Set<experimental.HealthListener>();
+  private readonly metricsWatches = new Set<Unwatch>();
   private released = false;
 
   /**
@@ -99,6 +102,16 @@ export class GrpcSubchannelHandle implements Subchannel {
     };
   }
 
+  /** A51 out-of-band reports: the ORCA stream on this connection, shared with every other handle on it. */
+  watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
+    if (this.released) return () => {};
+    const stop = watchSubchannelBackendMetrics(this.grpc, periodMs, listener);
+    this.metricsWatches.add(stop);
+    return () => {
+      if (this.metricsWatches.delete(stop)) stop();
+    };
+  }
+
   requestConnection(): void {
     if (!this.released) this.grpc.startConnecting();
   }
@@ -114,6 +127,8 @@ export class GrpcSubchannelHandle implements Subchannel {
     for (const l of this.healthListeners) this.grpc.removeHealthStateWatcher(l);
     this.listeners.clear();
     this.healthListeners.clear();
+    for (const stop of this.metricsWatches) stop();
+    this.metricsWatches.clear();
     this.onRelease(this);
     if (this.owned) this.grpc.unref();
   }

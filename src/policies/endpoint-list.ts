@@ -111,7 +111,7 @@ export class EndpointChild implements Helper {
   }
 
   createSubchannel(address: Address, attributes: Attributes): Subchannel {
-    return this.parent.createSubchannel(address, attributes);
+    return this.list.subchannelFor(this, this.parent.createSubchannel(address, attributes));
   }
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
     this.list.onChildReport(this, state, status, picker);
@@ -130,6 +130,11 @@ export type StateCounts = Record<ConnectivityState, number>;
 export interface EndpointListOwner {
   /** A child reported; `previous` is its state before. Not called for reports made during `update`. */
   onChildState(child: EndpointChild, previous: ConnectivityState): void;
+  /**
+   * What the child's pick_first gets for a subchannel created for it: the owner may wrap it (weighted_round_robin
+   * attaches its out-of-band load report watch, A58). Without this, the subchannel itself.
+   */
+  wrapSubchannel?(child: EndpointChild, subchannel: Subchannel): Subchannel;
 }
 
 export interface EndpointListOptions {
@@ -248,6 +253,11 @@ export class EndpointList {
   private destroyChild(child: EndpointChild): void {
     this.counts[child.state]--;
     child.destroyChild();
+  }
+
+  /** @internal EndpointChild's: the owner's wrapping of a new subchannel of `child`. */
+  subchannelFor(child: EndpointChild, subchannel: Subchannel): Subchannel {
+    return this.owner.wrapSubchannel?.(child, subchannel) ?? subchannel;
   }
 
   onChildReport(child: EndpointChild, state: ConnectivityState, status: Status, picker: Picker): void {

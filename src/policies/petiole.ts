@@ -11,11 +11,12 @@ import {
   queuePicker,
   READY,
   type Status,
+  type Subchannel,
   TRANSIENT_FAILURE,
   unavailable,
   workMeter,
 } from '../core/index.js';
-import { type EndpointChild, EndpointList, type EndpointListOwner } from './endpoint-list.js';
+import { type EndpointChild, EndpointList } from './endpoint-list.js';
 import { type ArraySnapshot, SnapshotArray } from './snapshot-array.js';
 
 /**
@@ -36,9 +37,7 @@ const NO_CHILDREN = Object.freeze([]) as unknown as EndpointChild[];
  * leaving READY is O(1), and so is the picker built after it, so n children connecting one after another
  * cost O(n) in total (a connect storm), not a rebuild over every READY child each time.
  */
-export abstract class EagerPetiole<Config, Entry = Picker>
-  implements LoadBalancer<Config>, EndpointListOwner
-{
+export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalancer<Config> {
   protected readonly list: EndpointList;
   /**
    * The READY children's entries (in no particular order), each `entryWidth` slots, and, at the entry's index,
@@ -52,7 +51,10 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   private lastFailed: EndpointChild | null = null;
 
   constructor(protected readonly helper: Helper) {
-    this.list = new EndpointList(helper, this);
+    this.list = new EndpointList(helper, {
+      onChildState: (child, previous) => this.onChildState(child, previous),
+      wrapSubchannel: (child, subchannel) => this.wrapSubchannel(child, subchannel),
+    });
   }
 
   /** How many slots each READY child's entry takes (parallel fields a pick reads without a hop). */
@@ -66,6 +68,11 @@ export abstract class EagerPetiole<Config, Entry = Picker>
 
   /** The READY picker over `ready` (at least one entry). */
   protected abstract readyPicker(ready: ArraySnapshot<Entry>): Picker;
+
+  /** What a child's pick_first gets for a new subchannel of that child (weighted_round_robin wraps it). */
+  protected wrapSubchannel(_child: EndpointChild, subchannel: Subchannel): Subchannel {
+    return subchannel;
+  }
 
   /** Takes the config of an accepted update, just before the picker is rebuilt. */
   protected applyConfig(_config: Config): void {}
@@ -162,8 +169,8 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     this.report(TRANSIENT_FAILURE, status, new FailPicker(status));
   }
 
-  /** @internal EndpointListOwner: a child reported (outside an update). */
-  onChildState(child: EndpointChild, previous: ConnectivityState): void {
+  /** A child reported (outside an update). */
+  private onChildState(child: EndpointChild, previous: ConnectivityState): void {
     if (previous === READY) {
       if (child.state === READY) this.replaceReady(child);
       else this.removeReady(child);

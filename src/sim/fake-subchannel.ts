@@ -1,11 +1,13 @@
 import {
   type Address,
   addressKey,
+  type BackendMetricsListener,
   type CancelTimer,
   type Clock,
   type ConnectivityState,
   IDLE,
   OK_STATUS,
+  OobMetricsStream,
   READY,
   type StateListener,
   type Status,
@@ -14,6 +16,7 @@ import {
   type Unwatch,
   unavailable,
 } from '../core/index.js';
+import type { FakeOrcaServer } from './fake-orca-server.js';
 
 /** What every connection attempt on an address does (`sim.script`). */
 export type ConnectionScript =
@@ -29,6 +32,11 @@ export interface FakeSubchannelHost {
   onUnreferenced(fake: FakeSubchannel): void;
   /** Runs the work due now (the deliveries a hand-made change queued for the next clock turn). */
   flush(): void;
+  /** The ORCA service of the backend at `key` (A51 out-of-band reports). */
+  orcaFor(key: string): FakeOrcaServer;
+  /** The simulation's seeded randomness (backoff jitter). */
+  random(): number;
+  trace(message: string): void;
 }
 
 /**
@@ -47,6 +55,8 @@ export class FakeSubchannel {
   private healthOverride: { state: ConnectivityState; status: Status } | null = null;
   private readonly handles = new Set<SubchannelHandle>();
   private pending: CancelTimer | null = null;
+  /** The one ORCA stream of this connection (A51), made on the first watch. */
+  private metrics: OobMetricsStream | null = null;
 
   constructor(
     readonly address: Address,
@@ -102,6 +112,21 @@ export class FakeSubchannel {
     return handle;
   }
 
+  /** @internal A handle's out-of-band watch: every handle shares this connection's one stream. */
+  watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
+    if (this.metrics === null) {
+      const server = this.host.orcaFor(this.key);
+      this.metrics = new OobMetricsStream(
+        server.openStream,
+        this.host.clock,
+        (message) => this.host.trace(`${this.key}: ${message}`),
+        () => this.host.random(),
+      );
+      this.metrics.setReady(this.state === READY);
+    }
+    return this.metrics.watch(periodMs, listener);
+  }
+
   requestConnection(): void {
     this.connectionRequests++;
     if (this.state !== IDLE || this.released) return;
@@ -134,6 +159,7 @@ export class FakeSubchannel {
     if (this.handles.size === 0 && !this.released) {
       this.released = true;
       this.cancelPending();
+      this.metrics?.shutdown();
       this.host.onUnreferenced(this);
     }
   }
@@ -144,6 +170,7 @@ export class FakeSubchannel {
     if (state === this.state && status === this.status) return;
     this.state = state;
     this.status = status;
+    this.metrics?.setReady(state === READY);
     for (const h of this.handles) h.deliverConnectivity(state, status);
     this.notifyHealthIfChanged(before, beforeStatus);
     if (state === TRANSIENT_FAILURE) {
@@ -177,6 +204,7 @@ export class FakeSubchannel {
 export class SubchannelHandle implements Subchannel {
   private readonly connectivityListeners = new Set<StateListener>();
   private readonly healthListeners = new Set<StateListener>();
+  private readonly metricsWatches = new Set<Unwatch>();
   private released = false;
 
   constructor(readonly fake: FakeSubchannel) {}
@@ -202,6 +230,15 @@ export class SubchannelHandle implements Subchannel {
     return this.watch(this.healthListeners, listener);
   }
 
+  watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
+    if (this.released) return () => {};
+    const stop = this.fake.watchBackendMetrics(periodMs, listener);
+    this.metricsWatches.add(stop);
+    return () => {
+      if (this.metricsWatches.delete(stop)) stop();
+    };
+  }
+
   requestConnection(): void {
     if (!this.released) this.fake.requestConnection();
   }
@@ -215,6 +252,8 @@ export class SubchannelHandle implements Subchannel {
     this.released = true;
     this.connectivityListeners.clear();
     this.healthListeners.clear();
+    for (const stop of this.metricsWatches) stop();
+    this.metricsWatches.clear();
     this.fake.dropHandle(this);
   }
 

@@ -4,6 +4,7 @@ import type { Registry } from '../core/index.js';
 import { defaultRegistry } from '../policies/index.js';
 import { Simulation as SimulationEngine, type SimulationOptions } from './simulation.js';
 
+export { FakeOrcaServer } from './fake-orca-server.js';
 export type { ConnectionScript } from './fake-subchannel.js';
 export { FakeSubchannel, SubchannelHandle } from './fake-subchannel.js';
 export type { EndpointInput, PlainEndpoint, PlainEndpointAttributes } from './plain-endpoints.js';

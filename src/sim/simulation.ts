@@ -19,6 +19,7 @@ import {
   type Registry,
   type Status,
 } from '../core/index.js';
+import { FakeOrcaServer } from './fake-orca-server.js';
 import { type ConnectionScript, FakeSubchannel, type SubchannelHandle } from './fake-subchannel.js';
 import { type EndpointInput, toEndpoint } from './plain-endpoints.js';
 import { seededRandom } from './seeded-random.js';
@@ -78,6 +79,7 @@ export class Simulation {
   private rootConfig: ParsedLbConfig | null = null;
   private readonly fakes = new Map<string, FakeSubchannel>();
   private readonly scripts = new Map<string, ConnectionScript>();
+  private readonly orcaServers = new Map<string, FakeOrcaServer>();
   private readonly random: () => number;
   private readonly helper: Helper;
 
@@ -101,6 +103,11 @@ export class Simulation {
       backoffMs: () => this.options.backoffMs,
       scriptFor: (key: string) => this.scripts.get(key),
       onUnreferenced: () => {},
+      orcaFor: (key: string) => this.orca(key),
+      random: () => this.random(),
+      trace: (message: string) => {
+        if (this.options.trace) this.traces.push(`${this.clock.now()}ms ${message}`);
+      },
       // From inside a running timer the clock's own loop runs the new work once that timer returns: running
       // it here would deliver a change inside the call that made it.
       flush: () => {
@@ -207,6 +214,21 @@ export class Simulation {
   /** Every address a subchannel was ever created for, and its current fake. */
   get subchannels(): ReadonlyMap<string, FakeSubchannel> {
     return this.fakes;
+  }
+
+  /**
+   * The ORCA service (A51 `OpenRcaService`) of the backend at an address: set what it reports, or make it
+   * fail; it answers the out-of-band streams of every connection to that address, present or future.
+   */
+  orca(addressKey: string): FakeOrcaServer {
+    let server = this.orcaServers.get(addressKey);
+    if (server === undefined) {
+      server = new FakeOrcaServer(this.clock, () => {
+        if (!this.clock.running) this.flush();
+      });
+      this.orcaServers.set(addressKey, server);
+    }
+    return server;
   }
 
   /** Scripts every future connection attempt on an address. */

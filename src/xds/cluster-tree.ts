@@ -4,6 +4,7 @@
 
 import { toBinary } from '@bufbuild/protobuf';
 import type { Endpoint } from '../core/index.js';
+import { OUTLIER_DETECTION } from '../policies/outlier-detection/config.js';
 import { type ClusterOptions, decodeCluster, parseCluster, type XdsClusterResource } from './cluster.js';
 import {
   decodeClusterLoadAssignment,
@@ -67,7 +68,12 @@ export class XdsClusterTreeGenerator {
         `the ClusterLoadAssignment is for "${assignment.clusterName}", but cluster "${cluster.name}" asks EDS for "${cluster.edsServiceName}"`,
       );
     }
-    return this.priorities.build(assignment, cluster.lbPolicy, this.options);
+    const tree = this.priorities.build(assignment, cluster.lbPolicy, this.options);
+    // A50: outlier detection above the priorities, where the cds policy puts it too.
+    const od = cluster.outlierDetection;
+    return od === undefined
+      ? tree
+      : { ...tree, config: [{ [OUTLIER_DETECTION]: { ...od, childPolicy: tree.config } }] };
   }
 
   /** From encoded resources, with endpoints in lbtree's Endpoint form. */

@@ -26,6 +26,8 @@ import {
   type XdsLbPolicyRegistry,
 } from './lb-policy-registry.js';
 import { decodeOrNack, enumName } from './proto/decode.js';
+import { parseOutlierDetection } from './resources/outlier-detection.js';
+import type { XdsOutlierDetectionConfig } from './resources/types.js';
 
 export interface ClusterOptions extends XdsOptions {
   /** The A52 converters; default `defaultXdsLbPolicyRegistry()`. */
@@ -108,6 +110,8 @@ export interface XdsClusterResource {
   readonly lbPolicy: LbConfigList;
   /** Whether LRS load reporting is on (lrs_server set to `self`). */
   readonly lrsLoadReporting: boolean;
+  /** outlier_detection (A50), when the cluster has it. */
+  readonly outlierDetection?: XdsOutlierDetectionConfig;
 }
 
 /**
@@ -143,6 +147,9 @@ export function parseCluster(cluster: Cluster, options: ClusterOptions = {}): Xd
     edsServiceName: serviceName !== '' ? serviceName : cluster.name,
     lbPolicy: clusterLbPolicyConfig(cluster, options),
     lrsLoadReporting: cluster.lrsServer !== undefined,
+    ...(cluster.outlierDetection
+      ? { outlierDetection: parseOutlierDetection(cluster.outlierDetection, 'outlier_detection') }
+      : {}),
   };
 }
 

@@ -30,4 +30,15 @@ export const SCENARIOS: readonly Scenario[] = [
       'lbtree’s control plane → xds:/// channel: locality weights, priority outage, RR → ring_hash, a NACK',
     run: async (context) => (await import('./scenarios/xds.js')).playXds(context),
   },
+  {
+    name: 'outlier-detection',
+    summary: 'outlier_detection over 3 backends; one starts failing half its calls, is ejected, returns',
+    run: async (context) => (await import('./scenarios/outlier-detection.js')).playOutlierDetection(context),
+  },
+  {
+    name: 'weighted-round-robin',
+    summary: 'weighted_round_robin from ORCA utilization 0.2 / 0.4 / 0.8; one backend turns busy',
+    run: async (context) =>
+      (await import('./scenarios/weighted-round-robin.js')).playWeightedRoundRobin(context),
+  },
 ];

@@ -63,7 +63,9 @@ export async function playStage(o: StageOptions): Promise<Phase[]> {
   let previous = o.load.snapshot();
   let previousAt = started;
   let label = 'starting';
-  const phaseMs = o.pace.fast ? 0 : o.pace.durationMs / Math.max(1, o.cues.length);
+  // Human pace: each phase lasts at least its share of the duration, so a person can follow it.
+  const minPhaseMs = o.pace.fast ? 0 : o.pace.durationMs / Math.max(1, o.cues.length);
+  const limitMs = Math.max(minPhaseMs, o.pace.phaseLimitMs);
   const draw = (elapsed: number) => {
     const now = o.load.snapshot();
     const dt = (Date.now() - previousAt) / 1000;
@@ -91,7 +93,7 @@ export async function playStage(o: StageOptions): Promise<Phase[]> {
       ...(o.panel ? { panel: o.panel() } : {}),
     });
   };
-  for (const [i, cue] of o.cues.entries()) {
+  for (const cue of o.cues) {
     label = cue.label;
     o.view.event(`${((Date.now() - started) / 1000).toFixed(1)}s  ${cue.label}`);
     await cue.action?.();
@@ -106,8 +108,7 @@ export async function playStage(o: StageOptions): Promise<Phase[]> {
       done = settled(served);
       const inPhase = Date.now() - phaseStart;
       draw(Date.now() - started);
-      if (o.pace.fast ? done || inPhase >= o.pace.phaseLimitMs : Date.now() - started >= (i + 1) * phaseMs)
-        break;
+      if (inPhase >= minPhaseMs && (done || inPhase >= limitMs)) break;
       await new Promise((r) => setTimeout(r, o.pace.tickMs));
     }
     const served = diff(o.load.snapshot(), from);
@@ -118,8 +119,7 @@ export async function playStage(o: StageOptions): Promise<Phase[]> {
       failures: o.load.failures - failuresFrom,
       settled: settled(served),
     });
-    if (o.pace.fast && !done)
-      o.view.event(`(this phase did not show its outcome within ${o.pace.phaseLimitMs / 1000} s)`);
+    if (!done) o.view.event(`(this phase did not show its outcome within ${limitMs / 1000} s)`);
   }
   return phases;
 }

@@ -1,4 +1,4 @@
-import { type Dimension, groups, shares } from './report.js';
+import { type Dimension, describeAction, groups, shares } from './report.js';
 import type { SimulationReport } from './run-scenario.js';
 import type { Scenario } from './scenario.js';
 
@@ -84,7 +84,7 @@ function chart(report: SimulationReport, dimension: Dimension, scenario: Scenari
     // Events at the same moment stack their labels instead of overprinting them.
     const row = seenAt.get(ev.atMs) ?? 0;
     seenAt.set(ev.atMs, row + 1);
-    const label = escapeHtml(`${ev.action} ${Object.values(ev.target)[0]}`);
+    const label = escapeHtml(`${describeAction(ev)} ${Object.values(ev.target)[0]}`);
     return `<line x1="${px}" x2="${px}" y1="${PAD / 2}" y2="${HEIGHT - PAD}" stroke="#333" stroke-dasharray="4 3"/><text x="${px + 3}" y="${PAD / 2 + 10 + 12 * row}" font-size="11">${label}</text>`;
   });
   const axis = [0, 0.5, 1].map(
@@ -127,6 +127,22 @@ function stateBand(report: SimulationReport, scenario: Scenario): string {
 ${rects.join('\n')}${timeTicks(report, x, 50)}</svg>`;
 }
 
+/** Calls that failed on a backend, as a share of each step's calls; only drawn when some did. */
+function errorBand(report: SimulationReport, scenario: Scenario): string {
+  if (!report.steps.some((s) => s.errors > 0)) return '';
+  const x = timeScale(scenario.durationMs);
+  const bars = report.steps.map((step) => {
+    const calls = [...step.picks.values()].reduce((a, b) => a + b, 0);
+    const share = calls === 0 ? 0 : step.errors / calls;
+    const end = Math.min(step.atMs + scenario.stepMs, scenario.durationMs);
+    const h = share * 30;
+    return `<rect x="${x(step.atMs).toFixed(1)}" y="${(40 - h).toFixed(1)}" width="${(x(end) - x(step.atMs)).toFixed(1)}" height="${h.toFixed(1)}" fill="${FAILED_COLOR}"><title>${step.atMs / 1000}s: ${step.errors} of ${calls} calls failed</title></rect>`;
+  });
+  return `<h2>Calls that failed on a backend (share of each step's calls)</h2>
+<svg viewBox="0 0 ${WIDTH} ${BAND_HEIGHT}" role="img" aria-label="call errors">
+<line x1="${PAD}" x2="${WIDTH - PAD}" y1="40" y2="40" stroke="#ddd"/>${bars.join('\n')}${timeTicks(report, x, 54)}</svg>`;
+}
+
 const secondsText = (ms: number) => `${ms / 1000} s`;
 
 /** One line saying what was simulated: rate, step, duration, connect time, seed and the channel settings. */
@@ -161,6 +177,7 @@ pre{background:#f6f6f6;padding:12px;font-size:12px;overflow:auto}svg{display:blo
 <p class="what">${escapeHtml(whatWasSimulated(scenario))}</p>
 ${stateBand(report, scenario)}
 ${dims.map((d) => chart(report, d, scenario)).join('\n')}
+${errorBand(report, scenario)}
 <h2>Timeline</h2><pre>${escapeHtml(timeline)}</pre>
 </body></html>
 `;

@@ -1,4 +1,5 @@
 import type { EndpointInfo, SimulationReport, Step } from './run-scenario.js';
+import type { ScenarioEvent } from './scenario.js';
 
 export type Dimension = 'priority' | 'locality' | 'endpoint';
 
@@ -30,6 +31,14 @@ export function groups(report: SimulationReport, dimension: Dimension): string[]
   return [...new Set(names)];
 }
 
+/** `errors 50%`, `report utilization 0.8 qps 100`, or the action alone: an event without its target. */
+export function describeAction(ev: ScenarioEvent): string {
+  if (ev.calls?.errorRate !== undefined) return `${ev.action} ${Math.round(100 * ev.calls.errorRate)}%`;
+  if (ev.calls?.utilization !== undefined)
+    return `${ev.action} utilization ${ev.calls.utilization} qps ${ev.calls.qps ?? 100}`;
+  return ev.action;
+}
+
 const pct = (n: number, total: number) => (total === 0 ? '0%' : `${Math.round((100 * n) / total)}%`);
 const secs = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)}s`;
 
@@ -44,18 +53,22 @@ function describeShares(step: Step, report: SimulationReport, dimension: Dimensi
 /** The text timeline: one line per step, events where they happen, then the overall shares. */
 export function textReport(report: SimulationReport): string {
   const lines: string[] = [];
+  // A few endpoints fit on each line (an ejected or down-weighted backend shows there).
+  const showEndpoints = report.endpoints.length <= 4;
   let e = 0;
   for (const step of report.steps) {
     while (e < report.events.length && report.events[e]!.atMs < step.atMs + 1) {
       const ev = report.events[e++]!;
       lines.push(
-        `  ${secs(ev.atMs).padStart(6)}  ── ${ev.action} ${JSON.stringify(ev.target)} (${ev.addresses.length} addresses)`,
+        `  ${secs(ev.atMs).padStart(6)}  ── ${describeAction(ev)} ${JSON.stringify(ev.target)} (${ev.addresses.length} addresses)`,
       );
     }
     lines.push(
       `  ${secs(step.atMs).padStart(6)}  ${step.state.padEnd(17)} priority: ${describeShares(step, report, 'priority')}` +
         `   locality: ${describeShares(step, report, 'locality')}` +
-        (step.queued || step.failed ? `   queued=${step.queued} failed=${step.failed}` : ''),
+        (showEndpoints ? `   endpoint: ${describeShares(step, report, 'endpoint')}` : '') +
+        (step.queued || step.failed ? `   queued=${step.queued} failed=${step.failed}` : '') +
+        (step.errors ? `   call errors=${step.errors}` : ''),
     );
   }
   lines.push('', 'Traffic share over the whole run:');
@@ -76,6 +89,7 @@ export function textReport(report: SimulationReport): string {
   }
   const queued = report.steps.reduce((a, s) => a + s.queued, 0);
   const failed = report.steps.reduce((a, s) => a + s.failed, 0);
-  lines.push(`  requests queued: ${queued}, failed: ${failed}`);
+  const errors = report.steps.reduce((a, s) => a + s.errors, 0);
+  lines.push(`  requests queued: ${queued}, failed: ${failed}; calls that failed on a backend: ${errors}`);
   return lines.join('\n');
 }

@@ -1,6 +1,19 @@
-import type { Registry } from '../../core/index.js';
-import { type PlainEndpoint, Simulation, seededRandom } from '../../sim/index.js';
-import { type Scenario, ScenarioError, type ScenarioEvent, type Selector } from './scenario.js';
+import {
+  type BackendMetricReport,
+  OK_STATUS,
+  type PickArgs,
+  type Registry,
+  type Status,
+  unavailable,
+} from '../../core/index.js';
+import { type PlainEndpoint, Simulation, type SubchannelHandle, seededRandom } from '../../sim/index.js';
+import {
+  type CallBehaviour,
+  type Scenario,
+  ScenarioError,
+  type ScenarioEvent,
+  type Selector,
+} from './scenario.js';
 
 /** What a timeline reports about one backend endpoint. */
 export interface EndpointInfo {
@@ -21,6 +34,8 @@ export interface Step {
   readonly picks: ReadonlyMap<string, number>;
   readonly queued: number;
   readonly failed: number;
+  /** Calls that reached a backend and failed there (the scenario's `errors` events). */
+  readonly errors: number;
 }
 
 export interface SimulationReport {
@@ -106,6 +121,41 @@ function checkTargets(endpoints: readonly EndpointInfo[], events: readonly Scena
   }
 }
 
+/** What one backend's calls return now: the status and the per-call load report. */
+interface Backend {
+  errorRate: number;
+  report: BackendMetricReport | undefined;
+  readonly failure: Status;
+}
+
+function loadReport(utilization: number, qps: number, errorRate: number): BackendMetricReport {
+  return {
+    cpuUtilization: utilization,
+    memUtilization: 0,
+    applicationUtilization: 0,
+    rpsFractional: qps,
+    // An erroring backend reports its errors per second too (A58's error_utilization_penalty reads them).
+    eps: qps * errorRate,
+    utilization: {},
+    requestCost: {},
+    namedMetrics: {},
+  };
+}
+
+function changeCalls(backend: Backend, calls: CallBehaviour): void {
+  if (calls.errorRate !== undefined) backend.errorRate = calls.errorRate;
+  if (calls.utilization !== undefined)
+    backend.report = loadReport(calls.utilization, calls.qps ?? 100, backend.errorRate);
+  else if (backend.report)
+    backend.report = loadReport(
+      backend.report.cpuUtilization,
+      backend.report.rpsFractional,
+      backend.errorRate,
+    );
+}
+
+const NO_METADATA: PickArgs['metadata'] = { get: () => [] };
+
 /**
  * Runs a policy tree in the simulator under a steady request rate and the scenario's events, recording
  * where picks go in each step. Every request carries a random 64-bit hash, so ring_hash trees spread too.
@@ -127,6 +177,15 @@ export function runScenario(
     );
   }
   const random = seededRandom(scenario.seed ^ 0x5eed);
+  // A stream of its own, so that failing calls leave the request hashes as they were.
+  const callRandom = seededRandom(scenario.seed ^ 0xca11);
+  const backends = new Map<string, Backend>();
+  for (const a of byAddress.keys())
+    backends.set(a, {
+      errorRate: 0,
+      report: undefined,
+      failure: unavailable(`${a}: the call failed (scenario errors)`),
+    });
   const hash = () => (BigInt(Math.floor(random() * 2 ** 32)) << 32n) | BigInt(Math.floor(random() * 2 ** 32));
   const intervalMs = 1000 / scenario.rps;
   const steps: Step[] = [];
@@ -138,25 +197,36 @@ export function runScenario(
     const picks = new Map<string, number>();
     let queued = 0;
     let failed = 0;
+    let errors = 0;
     while (nextPickAt < stepEnd) {
       while (nextEvent < scenario.events.length && scenario.events[nextEvent]!.atMs <= nextPickAt) {
         const event = scenario.events[nextEvent++]!;
         sim.advance(Math.max(0, event.atMs - sim.now));
         const addresses = select(endpoints, event.target).flatMap((e) => e.addresses);
-        apply(sim, event, addresses, scenario.connectMs);
+        if (event.calls) for (const a of addresses) changeCalls(backends.get(a)!, event.calls);
+        else apply(sim, event, addresses, scenario.connectMs);
         applied.push({ ...event, addresses });
       }
       sim.advance(Math.max(0, nextPickAt - sim.now));
-      const result = sim.pick({ hash: hash() });
+      const result = sim.picker.pick({ metadata: NO_METADATA, hash: hash() });
+      sim.flush();
       if (result.type === 'complete') {
-        const name = byAddress.get(result.address)?.name ?? result.address;
+        const address = (result.subchannel as SubchannelHandle).key;
+        const name = byAddress.get(address)?.name ?? address;
         picks.set(name, (picks.get(name) ?? 0) + 1);
+        // The call ends at once, with the status and load report its backend gives now.
+        const backend = backends.get(address);
+        const fails = backend !== undefined && backend.errorRate > 0 && callRandom() < backend.errorRate;
+        if (fails) errors++;
+        result.onCallStarted?.();
+        result.onCallEnded?.(fails ? backend.failure : OK_STATUS, { backendMetrics: backend?.report });
+        sim.flush();
       } else if (result.type === 'queue') queued++;
       else failed++;
       nextPickAt += intervalMs;
     }
     sim.advance(Math.max(0, stepEnd - sim.now));
-    steps.push({ atMs: stepStart, state: sim.state, picks, queued, failed });
+    steps.push({ atMs: stepStart, state: sim.state, picks, queued, failed, errors });
   }
   sim.destroy();
   return { endpoints, steps, events: applied };

@@ -10,10 +10,45 @@
  *   events:
  *     - { at: 10s, fail: { locality: zone-a } }       # fail | hang | recover | unhealthy | healthy
  *     - { at: 30s, recover: { locality: zone-a } }    # target: endpoint (an address), locality, or priority
+ *     - { at: 5s, errors: { endpoint: "10.0.0.2:80", rate: 0.5 } }        # from now on half its calls fail
+ *     - { at: 0s, report: { endpoint: "10.0.0.2:80", utilization: 0.4 } }  # ORCA per-call reports (A51)
+ *
+ * The connection actions change how a backend's connections behave; `errors` and `report` change what its
+ * calls return (each pick is a call that ends at once): a failure rate that outlier detection reacts to
+ * (A50), and the load report — CPU utilization, optionally qps — that weighted_round_robin weighs (A58).
  */
 
-export type EventAction = 'fail' | 'hang' | 'recover' | 'unhealthy' | 'healthy';
-const ACTIONS: readonly EventAction[] = ['fail', 'hang', 'recover', 'unhealthy', 'healthy'];
+export type ConnectionAction = 'fail' | 'hang' | 'recover' | 'unhealthy' | 'healthy';
+export type EventAction = ConnectionAction | 'errors' | 'report';
+const ACTIONS: readonly EventAction[] = [
+  'fail',
+  'hang',
+  'recover',
+  'unhealthy',
+  'healthy',
+  'errors',
+  'report',
+];
+const TARGET_KEYS = ['endpoint', 'locality', 'priority'];
+/** The fields each action takes beside its target. */
+const ACTION_FIELDS: Readonly<Record<EventAction, readonly string[]>> = {
+  fail: [],
+  hang: [],
+  recover: [],
+  unhealthy: [],
+  healthy: [],
+  errors: ['rate'],
+  report: ['utilization', 'qps'],
+};
+
+/** What a backend's calls return from an `errors` / `report` event on. */
+export interface CallBehaviour {
+  /** errors: the fraction of calls that fail (0 to 1). */
+  readonly errorRate?: number;
+  /** report: the per-call ORCA report's CPU utilization, and its queries per second (default 100). */
+  readonly utilization?: number;
+  readonly qps?: number;
+}
 
 export interface Selector {
   readonly endpoint?: string;
@@ -27,6 +62,8 @@ export interface ScenarioEvent {
   readonly atMs: number;
   readonly action: EventAction;
   readonly target: Selector;
+  /** For `errors` and `report`: what the target's calls return from now on. */
+  readonly calls?: CallBehaviour;
 }
 
 export interface Scenario {
@@ -71,18 +108,56 @@ function positive(value: unknown, path: string, fallback: number): number {
   return value;
 }
 
-function parseSelector(value: unknown, path: string): Selector {
+function parseSelector(value: unknown, path: string, extra: readonly string[] = []): Selector {
   if (typeof value !== 'object' || value === null)
-    throw new ScenarioError(`${path}: expected { endpoint | locality | priority }`);
+    throw new ScenarioError(
+      `${path}: expected { endpoint | locality | priority${extra.map((f) => `, ${f}`).join('')} }`,
+    );
   const o = value as Record<string, unknown>;
-  const keys = Object.keys(o).filter((k) => ['endpoint', 'locality', 'priority'].includes(k));
-  rejectUnknownFields(o, ['endpoint', 'locality', 'priority'], path);
+  const keys = Object.keys(o).filter((k) => TARGET_KEYS.includes(k));
+  rejectUnknownFields(o, [...TARGET_KEYS, ...extra], path);
   if (keys.length !== 1) throw new ScenarioError(`${path}: name exactly one of endpoint, locality, priority`);
   const key = keys[0]!;
   const v = o[key];
   if (typeof v !== 'string' && typeof v !== 'number')
     throw new ScenarioError(`${path}.${key}: expected a string`);
   return { [key]: String(v) };
+}
+
+/** A number in [min, max] (max optional), or the fallback when absent and one is given. */
+function numberIn(value: unknown, path: string, min: number, max?: number): number {
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value < min ||
+    (max !== undefined && value > max)
+  )
+    throw new ScenarioError(
+      `${path}: expected a number ${max === undefined ? `of at least ${min}` : `from ${min} to ${max}`}, got ${JSON.stringify(value)}`,
+    );
+  return value;
+}
+
+function parseCalls(
+  action: EventAction,
+  o: Record<string, unknown>,
+  path: string,
+): CallBehaviour | undefined {
+  if (action === 'errors') {
+    if (o.rate === undefined)
+      throw new ScenarioError(`${path}.rate: missing (the fraction of calls that fail, 0 to 1)`);
+    return { errorRate: numberIn(o.rate, `${path}.rate`, 0, 1) };
+  }
+  if (action === 'report') {
+    if (o.utilization === undefined)
+      throw new ScenarioError(
+        `${path}.utilization: missing (the CPU utilization the backend reports, e.g. 0.4)`,
+      );
+    const utilization = numberIn(o.utilization, `${path}.utilization`, 0);
+    const qps = o.qps === undefined ? 100 : numberIn(o.qps, `${path}.qps`, 0);
+    return { utilization, qps };
+  }
+  return undefined;
 }
 
 export function parseScenario(raw: unknown): Scenario {
@@ -118,12 +193,9 @@ export function parseScenario(raw: unknown): Scenario {
           throw new ScenarioError(
             `${path}.at: ${JSON.stringify(ev.at)} is not before the end of the scenario (duration ${durationMs / 1000}s)`,
           );
-        return {
-          path,
-          atMs,
-          action,
-          target: parseSelector(ev[action], `${path}.${action}`),
-        };
+        const target = parseSelector(ev[action], `${path}.${action}`, ACTION_FIELDS[action]);
+        const calls = parseCalls(action, ev[action] as Record<string, unknown>, `${path}.${action}`);
+        return { path, atMs, action, target, ...(calls ? { calls } : {}) };
       })
       .sort((a, b) => a.atMs - b.atMs),
   };

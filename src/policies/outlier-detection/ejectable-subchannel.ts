@@ -1,5 +1,6 @@
 import {
   type Address,
+  type BackendMetricsListener,
   type CompletePick,
   type ConnectivityState,
   OK_STATUS,
@@ -81,6 +82,10 @@ export class EjectableSubchannel implements Subchannel {
     return () => {
       this.healthListeners.delete(listener);
     };
+  }
+
+  watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
+    return this.inner.watchBackendMetrics?.(periodMs, listener) ?? (() => {});
   }
 
   requestConnection(): void {

@@ -1,6 +1,7 @@
 import type { CallEndDetails, CompletePick, PickArgs, Picker, PickResult, Status } from '../../core/index.js';
 import type { ArraySnapshot } from '../snapshot-array.js';
 import type { EndpointWeight } from './endpoint-weight.js';
+import { OobWatchedSubchannel } from './oob-watched-subchannel.js';
 import type { StaticStrideScheduler } from './static-stride-scheduler.js';
 
 /**
@@ -18,29 +19,37 @@ export class WeightedEndpoint {
     readonly weight: EndpointWeight,
   ) {}
 
-  /** `base` with the weight's per-call hook when `perCall` (out-of-band reporting off). */
+  /**
+   * `base` with the weight's per-call hook when `perCall` (out-of-band reporting off), and the channel's own
+   * subchannel in place of the policy's wrapper.
+   */
   reported(base: CompletePick, perCall: boolean): CompletePick {
     if (base !== this.base || perCall !== this.perCall) {
       this.base = base;
       this.perCall = perCall;
-      this.result = perCall ? withLoadReportHook(base, this.weight) : base;
+      this.result = resultFor(base, perCall, this.weight);
     }
     return this.result!;
   }
 }
 
-function withLoadReportHook(base: CompletePick, weight: EndpointWeight): CompletePick {
+function resultFor(base: CompletePick, perCall: boolean, weight: EndpointWeight): CompletePick {
+  const wrapper = base.subchannel;
+  const subchannel = wrapper instanceof OobWatchedSubchannel ? wrapper.inner : wrapper;
+  if (!perCall && subchannel === wrapper) return base;
   const ended = base.onCallEnded;
   return Object.freeze({
     type: 'complete',
-    subchannel: base.subchannel,
+    subchannel,
     onCallStarted: base.onCallStarted,
-    onCallEnded: (status: Status, details?: CallEndDetails) => {
-      ended?.(status, details);
-      // A58: a missing report changes nothing.
-      const report = details?.backendMetrics;
-      if (report) weight.onReport(report);
-    },
+    onCallEnded: perCall
+      ? (status: Status, details?: CallEndDetails) => {
+          ended?.(status, details);
+          // A58: a missing report changes nothing.
+          const report = details?.backendMetrics;
+          if (report) weight.onReport(report);
+        }
+      : ended,
   });
 }
 

@@ -4,6 +4,7 @@ import {
   type Picker,
   type PolicyFactory,
   randomOf,
+  type Subchannel,
 } from '../../core/index.js';
 import type { EndpointChild } from '../endpoint-list.js';
 import { EagerPetiole } from '../petiole.js';
@@ -15,6 +16,7 @@ import {
   type WeightedRoundRobinConfig,
 } from './config.js';
 import { EndpointWeight } from './endpoint-weight.js';
+import { OobWatchedSubchannel } from './oob-watched-subchannel.js';
 import { WeightedEndpoint, WeightedRoundRobinPicker } from './picker.js';
 import { StaticStrideScheduler } from './static-stride-scheduler.js';
 
@@ -23,8 +25,9 @@ const REBUILDS_PER_PERIOD_ON_CHANGE = 10;
 
 /**
  * weighted_round_robin (A58) as an A61 petiole over pick_first: round_robin's connectivity rules, with picks
- * spread by weights computed from the endpoints' own load reports (per call, A51). Weights live per endpoint
- * and survive address-list updates (A61 "Weighted Round Robin").
+ * spread by weights computed from the endpoints' own load reports (A51): per call, or out of band when
+ * enable_oob_load_report is set, through an ORCA watch on every subchannel of the endpoint. Weights live per
+ * endpoint and survive address-list updates (A61 "Weighted Round Robin").
  *
  * The scheduler is rebuilt every weight_update_period. When the READY set changes in between, the new
  * picker rebuilds it at once, at most ten times per period (so n endpoints connecting one by one cost
@@ -40,6 +43,8 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
   private builtAt = Number.NEGATIVE_INFINITY;
   private cancelTick: CancelTimer | null = null;
   private cancelCatchUp: CancelTimer | null = null;
+  /** Every live subchannel of the children, each able to hold an out-of-band watch. */
+  private readonly watched = new Set<OobWatchedSubchannel>();
 
   constructor(helper: Helper) {
     super(helper);
@@ -48,19 +53,38 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
 
   protected override applyConfig(config: WeightedRoundRobinConfig): void {
     const periodChanged = config.weightUpdatePeriodMs !== this.config.weightUpdatePeriodMs;
+    const oobChanged = oobPeriod(config) !== oobPeriod(this.config);
     this.config = config;
     for (const child of this.list.children.values()) this.weights.get(child)?.setConfig(config);
+    // A58 "OOB Load Reporting": watches start, stop, or restart with the new period on the live subchannels.
+    if (oobChanged) for (const subchannel of this.watched) subchannel.setOobPeriod(oobPeriod(config));
     this.built = null; // penalty or periods may have changed the weights
     if (periodChanged || this.cancelTick === null) this.startTicks();
   }
 
-  protected entryFor(child: EndpointChild): readonly WeightedEndpoint[] {
+  private weightOf(child: EndpointChild): EndpointWeight {
     let weight = this.weights.get(child);
     if (weight === undefined) {
       weight = new EndpointWeight(this.helper.clock, this.config);
       this.weights.set(child, weight);
     }
-    return [new WeightedEndpoint(child.picker, weight)];
+    return weight;
+  }
+
+  protected override wrapSubchannel(child: EndpointChild, subchannel: Subchannel): Subchannel {
+    const weight = this.weightOf(child);
+    const watched = new OobWatchedSubchannel(
+      subchannel,
+      (report) => weight.onReport(report),
+      (released) => this.watched.delete(released),
+    );
+    this.watched.add(watched);
+    watched.setOobPeriod(oobPeriod(this.config));
+    return watched;
+  }
+
+  protected entryFor(child: EndpointChild): readonly WeightedEndpoint[] {
+    return [new WeightedEndpoint(child.picker, this.weightOf(child))];
   }
 
   protected override childBecameReady(child: EndpointChild): void {
@@ -131,6 +155,11 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     this.cancelCatchUp = null;
     super.destroy();
   }
+}
+
+/** The out-of-band reporting period the config asks for, or null when reports come per call. */
+function oobPeriod(config: WeightedRoundRobinConfig): number | null {
+  return config.enableOobLoadReport ? config.oobReportingPeriodMs : null;
 }
 
 export const weightedRoundRobinFactory: PolicyFactory<WeightedRoundRobinConfig> = {

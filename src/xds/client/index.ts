@@ -7,7 +7,7 @@ export {
   BACKOFF_MULTIPLIER,
   type BackoffOptions,
   ExponentialBackoff,
-} from './backoff.js';
+} from '../../core/index.js';
 export {
   loadBootstrap,
   parseBootstrap,

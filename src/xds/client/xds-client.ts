@@ -1,5 +1,6 @@
 import { create } from '@bufbuild/protobuf';
 import { type CancelTimer, type Clock, realClock } from '../../core/clock.js';
+import { type BackoffOptions, ExponentialBackoff } from '../../core/index.js';
 import type { Trace } from '../../core/load-balancer.js';
 import { Code, formatStatus, OK_STATUS, type Status, status } from '../../core/status.js';
 import { envFlag, resolveXdsOptions, type XdsOptions } from '../features.js';
@@ -9,7 +10,6 @@ import {
   type DiscoveryResponse,
 } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
 import { StatusSchema } from '../gen/google/rpc/status_pb.js';
-import { type BackoffOptions, ExponentialBackoff } from './backoff.js';
 import type { XdsBootstrap, XdsServerConfig } from './bootstrap.js';
 import { CacheEntry, type WatchRegistration } from './cache-entry.js';
 import { decodeResources, typeShortName } from './decode-response.js';
