@@ -11,7 +11,7 @@ export class SessionCookieJar {
   /** Pass it in a client's or a call's `interceptors`. */
   readonly interceptor: Interceptor = (options, nextCall) =>
     new InterceptingCall(nextCall(options), {
-      start: (metadata, listener, next) => {
+      start: (metadata, _listener, next) => {
         const header = this.cookieHeader();
         if (header !== undefined) metadata.set('cookie', header);
         next(metadata, {

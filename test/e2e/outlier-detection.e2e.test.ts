@@ -17,8 +17,8 @@ const CONFIG = [
   {
     outlier_detection_experimental: {
       // Short enough for a test, long enough that a loaded machine still sends request_volume calls to
-      // each server within one interval.
-      interval: '0.5s',
+      // each server within one interval (the RPCs go in batches, see rpcsUntil).
+      interval: '1s',
       baseEjectionTime: '1s',
       maxEjectionPercent: 34,
       failurePercentageEjection: { threshold: 30, minimumHosts: 3, requestVolume: 5 },
@@ -27,7 +27,11 @@ const CONFIG = [
   },
 ];
 
-/** Runs RPCs until `done` says so over the last outcomes, or the deadline passes; returns all outcomes. */
+/** RPCs in flight at once: one at a time, a machine loaded enough to make each take 50 ms would send fewer
+ * than request_volume calls to a server in an interval, and nothing would ever be ejected. */
+const BATCH = 6;
+
+/** Runs RPCs, BATCH at a time, until `done` says so over the last outcomes, or the deadline passes. */
 async function rpcsUntil(
   client: BackendClientType,
   done: (outcomes: readonly string[]) => boolean,
@@ -37,9 +41,10 @@ async function rpcsUntil(
   const end = Date.now() + deadlineMs;
   while (!done(outcomes)) {
     assert.ok(Date.now() < end, `condition not reached; last outcomes: ${outcomes.slice(-30).join(' ')}`);
-    outcomes.push(
-      await whoami(client, { waitForReady: true }).catch((e: Grpc.ServiceError) => `error:${e.code}`),
+    const batch = Array.from({ length: BATCH }, () =>
+      whoami(client, { waitForReady: true }).catch((e: Grpc.ServiceError) => `error:${e.code}`),
     );
+    outcomes.push(...(await Promise.all(batch)));
   }
   return outcomes;
 }

@@ -268,4 +268,35 @@ describe('xds_override_host_experimental (A55 "LB Policy for Stateful Session Af
       assert.equal((sim.pick() as { address: string }).address, B, 'DRAINING takes no new calls');
     assert.deepEqual(pickWith(sim, [A]), { address: A, actual: A }, 'but its sessions stay');
   });
+
+  test('A51 out-of-band load reports reach weighted_round_robin below xds_override_host (one ORCA stream each)', () => {
+    const sim = xdsSimulation();
+    const keys = [A, B, C];
+    keys.forEach((k, i) => {
+      sim.orca(k).report = { applicationUtilization: [0.2, 0.4, 0.8][i]!, rpsFractional: 100 };
+      sim.script(k, { connectAfterMs: 1 });
+    });
+    const wrr = [
+      {
+        weighted_round_robin: {
+          blackoutPeriod: '0s',
+          weightUpdatePeriod: '1s',
+          enableOobLoadReport: true,
+          oobReportingPeriod: '1s',
+        },
+      },
+    ];
+    assert.ok(sim.update(keys, config(undefined, wrr)));
+    sim.advance(1001);
+    const counts: Record<string, number> = {};
+    for (let i = 0; i < 7000; i++) {
+      const p = sim.pick();
+      if (p.type === 'complete') counts[p.address] = (counts[p.address] ?? 0) + 1;
+    }
+    for (const k of keys) assert.equal(sim.orca(k).streamsOpened, 1, `${k}: one stream through the wrapper`);
+    assert.ok(
+      counts[A]! > counts[B]! && counts[B]! > counts[C]!,
+      `weights from OOB reports: ${JSON.stringify(counts)}`,
+    );
+  });
 });

@@ -6,6 +6,7 @@
 import {
   type Address,
   type Attributes,
+  type BackendMetricsListener,
   type CompletePick,
   type ConnectivityState,
   IDLE,
@@ -106,6 +107,11 @@ export class OverrideHostSubchannel implements Subchannel {
   }
   watchHealth(listener: StateListener): Unwatch {
     return this.track(this.inner.watchHealth(listener));
+  }
+  /** A51 out-of-band reports (weighted_round_robin below this policy) pass through. */
+  watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
+    const unwatch = this.inner.watchBackendMetrics?.(periodMs, listener);
+    return unwatch === undefined ? () => {} : this.track(unwatch);
   }
 
   /**

@@ -45,6 +45,8 @@ export class OverrideHostLb
   private readonly toCreate = new Set<AddressEntry>();
   private soonTimer: CancelTimer | null = null;
   private destroyed = false;
+  /** While an update runs, child reports are only recorded; the update reports once at its end. */
+  private updating = false;
 
   constructor(
     private readonly helper: Helper,
@@ -63,7 +65,7 @@ export class OverrideHostLb
           this.childStatus = s;
           this.childPicker = picker;
           this.hasChildPicker = true;
-          this.report();
+          if (!this.updating) this.report();
         },
       }),
       registry,
