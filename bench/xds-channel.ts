@@ -27,8 +27,9 @@
  *     full GCs on the baseline just before the push, divided by N.
  * Every push measurement runs in a fresh child process (nothing left over from a previous size); the sides
  * alternate which goes first. 1,000 endpoints: median of 3; 10,000 and 50,000: one run. A side that has not
- * reached the marker within CAP_MS (45 s) reports a lower bound; a side whose previous size hit the cap, or
- * would pass it growing quadratically, is skipped at the next size, and the table says so.
+ * reached the marker within CAP_MS (45 s) reports a lower bound (a process stuck past the cap in synchronous
+ * work is killed, and then has no heap figure); a side that hit the cap is skipped at the next size, and the
+ * table says so.
  * Both sides pay grpc-js's own per-subchannel costs here (its subchannel pool scans every subchannel of the
  * channel on each creation; channelz traces; the refused connections), so the ratios are of whole channels.
  * Knobs: BENCH_XDS_SIZES, BENCH_XDS_REPEATS, BENCH_XDS_RPCS, BENCH_XDS_QPS_ROUNDS, BENCH_XDS_CAP_MS;
@@ -141,7 +142,20 @@ class ChannelProcess {
     return a as Extract<ClientAnswer, Record<K, unknown>>;
   }
 
+  /** The next answer, or null when none came within `ms` (the process is then killed). */
+  async nextWithin(ms: number): Promise<ClientAnswer | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<null>((r) => {
+      timer = setTimeout(() => r(null), ms);
+    });
+    const answer = await Promise.race([this.next(), timeout]);
+    clearTimeout(timer);
+    if (answer === null) this.child.kill('SIGKILL');
+    return answer;
+  }
+
   async exit(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const exited = new Promise((r) => this.child.once('exit', r));
     this.send({ cmd: 'exit' });
     await exited;
@@ -151,6 +165,7 @@ class ChannelProcess {
 interface PushRun {
   /** null: the marker never answered within CAP_MS (the time is then a lower bound, CAP_MS). */
   readonly ms: number | null;
+  /** NaN when the channel process had to be killed at the cap (no heap figure). */
   readonly bytesPerEndpoint: number;
 }
 
@@ -177,7 +192,9 @@ async function measurePush(
     });
     plane.setResources(resources);
     stop();
-    const result = await channel.next();
+    // A channel stuck in synchronous work cannot even notice its cap: it is killed a little after it.
+    const result = await channel.nextWithin(CAP_MS + 10_000);
+    if (result === null) return { ms: null, bytesPerEndpoint: Number.NaN };
     if (!('markerNs' in result)) throw new Error(`expected the marker's time, got ${JSON.stringify(result)}`);
     if (sentNs === null) throw new Error(`the control plane sent no ClusterLoadAssignment to ${nodeId}`);
     const ms = result.markerNs === null ? null : Number(BigInt(result.markerNs) - sentNs) / 1e6;
@@ -211,13 +228,13 @@ export async function runXdsChannelBench(): Promise<void> {
     await Promise.all(channels.map((c) => c.exit()));
 
     const pushes = new Map<number, Record<Side, PushRun[] | 'skipped'>>();
-    /** Per side, the median time of the previous size (quadratic growth from it predicts the next). */
-    const previous = new Map<Side, { n: number; ms: number; capped: boolean }>();
+    /** Per side, the previous size's runs: a side that hit the cap there is skipped. */
+    const previous = new Map<Side, { capped: boolean }>();
     for (const n of SIZES) {
       const runs: Record<Side, PushRun[] | 'skipped'> = { lbtree: [], 'grpc-js-xds': [] };
       const skip = (side: Side) => {
         const p = previous.get(side);
-        return p !== undefined && (p.capped || p.ms * (n / p.n) ** 2 > CAP_MS);
+        return p?.capped === true;
       };
       for (const side of SIDES) if (skip(side)) runs[side] = 'skipped';
       for (let r = 0; r < repeatsFor(n); r++) {
@@ -231,7 +248,7 @@ export async function runXdsChannelBench(): Promise<void> {
         const list = runs[side];
         if (list === 'skipped') continue;
         const capped = list.some((r) => r.ms === null);
-        previous.set(side, { n, ms: median(list.map((r) => r.ms ?? CAP_MS)), capped });
+        previous.set(side, { capped });
       }
       pushes.set(n, runs);
     }
@@ -258,12 +275,16 @@ export async function runXdsChannelBench(): Promise<void> {
       if (ours === 'skipped' || theirs === 'skipped') {
         const side = ours === 'skipped' ? 'lbtree' : 'grpc-js-xds';
         const other = ours === 'skipped' ? theirs : ours;
-        notes.push(
-          `${side} skipped at ${label}: its previous size hit the cap or, growing quadratically, would take over ${CAP_MS / 1000} s.`,
-        );
+        notes.push(`${side} skipped at ${label}: it hit the ${CAP_MS / 1000} s cap at the previous size.`);
         if (other !== 'skipped') {
-          const fig = (f: (r: PushRun) => number, unit: string) =>
-            `${median(other.map(f)).toFixed(1)} ${unit}`;
+          if (other.some((r) => r.ms === null)) {
+            const otherSide = side === 'lbtree' ? 'grpc-js-xds' : 'lbtree';
+            notes.push(`${otherSide} at ${label}: no marker RPC within ${CAP_MS / 1000} s (a lower bound).`);
+          }
+          const fig = (f: (r: PushRun) => number, unit: string) => {
+            const x = median(other.map(f));
+            return Number.isNaN(x) ? 'not measured (killed at the cap)' : `${x.toFixed(1)} ${unit}`;
+          };
           const cells = (x: string) => (side === 'lbtree' ? `skipped | ${x}` : `${x} | skipped`);
           console.log(
             `| EDS push → picker in use, ${label} | ${cells(fig((r) => r.ms ?? CAP_MS, 'ms'))} | — |`,
@@ -278,7 +299,7 @@ export async function runXdsChannelBench(): Promise<void> {
       ] as const) {
         if (list.some((r) => r.ms === null)) {
           notes.push(
-            `${side} at ${label}: no marker RPC within ${CAP_MS / 1000} s, so its time is a lower bound and its heap was taken at the cap.`,
+            `${side} at ${label}: no marker RPC within ${CAP_MS / 1000} s, so its time is a lower bound (its heap was taken at the cap, or not at all when its process had to be killed).`,
           );
         }
       }
@@ -290,7 +311,14 @@ export async function runXdsChannelBench(): Promise<void> {
         time(theirs),
         'ms',
       );
-      printRow(`heap per endpoint, ${label}`, heap(ours), heap(theirs), 'B');
+      const [heapOurs, heapTheirs] = [heap(ours), heap(theirs)];
+      if (Number.isNaN(heapOurs) || Number.isNaN(heapTheirs)) {
+        const cell = (x: number) =>
+          Number.isNaN(x) ? 'not measured (killed at the cap)' : `${x.toFixed(1)} B`;
+        console.log(`| heap per endpoint, ${label} | ${cell(heapOurs)} | ${cell(heapTheirs)} | — |`);
+      } else {
+        printRow(`heap per endpoint, ${label}`, heapOurs, heapTheirs, 'B');
+      }
     }
     for (const note of notes) console.log(`\n${note}`);
   } finally {
