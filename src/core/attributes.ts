@@ -10,47 +10,65 @@ export class AttributeKey<T> {
 /**
  * An immutable map from typed keys to values. `with` returns a new map; the original is never changed, so
  * attributes can be shared between endpoints, updates and children without copying.
+ *
+ * Kept as two short parallel arrays: an endpoint carries a handful of attributes, a linear scan over them is
+ * faster than hashing, and deriving one (each level of a tree peels or adds a path element, per endpoint
+ * when each has its own locality) copies a few slots instead of building a Map.
  */
 export class Attributes {
-  static readonly EMPTY = new Attributes(new Map());
+  static readonly EMPTY = new Attributes([], []);
 
-  private constructor(private readonly entries: ReadonlyMap<AttributeKey<unknown>, unknown>) {}
+  private constructor(
+    private readonly keyList: readonly AttributeKey<unknown>[],
+    private readonly valueList: readonly unknown[],
+  ) {}
 
   static of<T>(key: AttributeKey<T>, value: T): Attributes {
-    return Attributes.EMPTY.with(key, value);
+    return new Attributes([key], [value]);
   }
 
   get<T>(key: AttributeKey<T>): T | undefined {
-    return this.entries.get(key) as T | undefined;
+    const keys = this.keyList;
+    for (let i = 0; i < keys.length; i++) if (keys[i] === key) return this.valueList[i] as T;
+    return undefined;
   }
 
   has(key: AttributeKey<unknown>): boolean {
-    return this.entries.has(key);
+    return this.keyList.includes(key);
   }
 
   with<T>(key: AttributeKey<T>, value: T): Attributes {
-    const next = new Map(this.entries);
-    next.set(key, value);
-    return new Attributes(next);
+    const at = this.keyList.indexOf(key);
+    const values = this.valueList.slice();
+    if (at >= 0) {
+      values[at] = value;
+      return new Attributes(this.keyList, values);
+    }
+    values.push(value);
+    return new Attributes([...this.keyList, key], values);
   }
 
   without(key: AttributeKey<unknown>): Attributes {
-    if (!this.entries.has(key)) return this;
-    const next = new Map(this.entries);
-    next.delete(key);
-    return next.size === 0 ? Attributes.EMPTY : new Attributes(next);
+    const at = this.keyList.indexOf(key);
+    if (at < 0) return this;
+    if (this.keyList.length === 1) return Attributes.EMPTY;
+    const keys = this.keyList.slice();
+    const values = this.valueList.slice();
+    keys.splice(at, 1);
+    values.splice(at, 1);
+    return new Attributes(keys, values);
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.keyList.length;
   }
 
   keys(): IterableIterator<AttributeKey<unknown>> {
-    return this.entries.keys();
+    return this.keyList.values();
   }
 
   toString(): string {
-    const parts = [...this.entries].map(([k, v]) => `${k.name}=${JSON.stringify(v)}`);
+    const parts = this.keyList.map((k, i) => `${k.name}=${JSON.stringify(this.valueList[i])}`);
     return `{${parts.join(', ')}}`;
   }
 }

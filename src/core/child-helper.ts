@@ -1,4 +1,11 @@
-import type { Helper } from './load-balancer.js';
+import type { Address } from './address.js';
+import type { Attributes } from './attributes.js';
+import type { Clock } from './clock.js';
+import type { ConnectivityState } from './connectivity-state.js';
+import type { Helper, Trace } from './load-balancer.js';
+import type { Picker } from './picker.js';
+import type { Status } from './status.js';
+import type { Subchannel } from './subchannel.js';
 
 type Overrides = Partial<Pick<Helper, 'createSubchannel' | 'updateState' | 'requestReresolution' | 'trace'>>;
 
@@ -29,4 +36,33 @@ export function childHelper(parent: Helper, overrides: Overrides): Helper {
     [RANDOM]: random,
   };
   return helper;
+}
+
+/**
+ * A child's helper as a class: the parent's helper, with `updateState` (and whatever else a subclass overrides)
+ * intercepted. For parents that make one per child by the thousand (weighted_target's targets): methods on a
+ * prototype instead of a fresh object of closures each.
+ */
+export abstract class ForwardingHelper implements Helper {
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly trace: Trace;
+  readonly [RANDOM]: () => number;
+
+  constructor(protected readonly parent: Helper) {
+    this.clock = parent.clock;
+    this.random = randomOf(parent);
+    this[RANDOM] = this.random;
+    this.trace = parent.trace;
+  }
+
+  abstract updateState(state: ConnectivityState, status: Status, picker: Picker): void;
+
+  createSubchannel(address: Address, attributes: Attributes): Subchannel {
+    return this.parent.createSubchannel(address, attributes);
+  }
+
+  requestReresolution(): void {
+    this.parent.requestReresolution();
+  }
 }

@@ -1,14 +1,33 @@
 import {
   type ChannelArgs,
-  childHelper,
+  type ConnectivityState,
   type Endpoint,
+  ForwardingHelper,
   type Helper,
   type LoadBalancer,
   type ParsedLbConfig,
+  type Picker,
   type PolicyFactory,
   type PolicyLookup,
+  type Status,
   type StatusOr,
 } from '../core/index.js';
+
+/** The helper of one policy instance: passes its reports up only while that instance is the live one. */
+class InstanceHelper extends ForwardingHelper {
+  constructor(
+    parent: Helper,
+    private readonly owner: ChildPolicy,
+  ) {
+    super(parent);
+  }
+  updateState(state: ConnectivityState, status: Status, picker: Picker): void {
+    if (this.owner.live === this) this.parent.updateState(state, status, picker);
+  }
+  override requestReresolution(): void {
+    if (this.owner.live === this) this.parent.requestReresolution();
+  }
+}
 
 /**
  * The policy instance behind one named child of a multi-child policy (priority, weighted_target). Names let a
@@ -19,8 +38,8 @@ import {
 export class ChildPolicy {
   private policy: LoadBalancer | null = null;
   private factory: PolicyFactory | null = null;
-  /** Identifies the live instance; each instance's helper checks it before passing anything up. */
-  private token: object | null = null;
+  /** @internal The live instance's helper; each instance's helper checks it before passing anything up. */
+  live: Helper | null = null;
 
   constructor(
     private readonly helper: Helper,
@@ -41,18 +60,9 @@ export class ChildPolicy {
     let previous: LoadBalancer | null = null;
     if (parsed.factory !== this.factory) {
       previous = this.policy;
-      const token = {};
-      this.token = token;
+      const helper = new InstanceHelper(this.helper, this);
+      this.live = helper;
       this.factory = parsed.factory;
-      const parent = this.helper;
-      const helper = childHelper(parent, {
-        updateState: (state, status, picker) => {
-          if (this.token === token) parent.updateState(state, status, picker);
-        },
-        requestReresolution: () => {
-          if (this.token === token) parent.requestReresolution();
-        },
-      });
       this.policy = parsed.factory.create(helper, this.registry);
       this.helper.trace(() => `child policy ${parsed.factory.name} created`);
     }
@@ -70,7 +80,7 @@ export class ChildPolicy {
   }
 
   destroy(): void {
-    this.token = null;
+    this.live = null;
     this.factory = null;
     const policy = this.policy;
     this.policy = null;

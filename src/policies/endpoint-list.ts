@@ -26,6 +26,23 @@ import { HEALTH_WATCH_ARG, type PickFirstConfig } from './pick-first/config.js';
 import { PickFirst } from './pick-first/pick-first.js';
 
 const CHILD_CONFIG: PickFirstConfig = Object.freeze({ shuffleAddressList: false });
+/** The children's settings under a parent with none (shared by every list until its first update). */
+const HEALTH_WATCH_ONLY: ChannelArgs = Object.freeze({ [HEALTH_WATCH_ARG]: true });
+const childArgsCache = new WeakMap<ChannelArgs, ChannelArgs>();
+
+/**
+ * A parent's settings plus the A61 health watch: one object per parent settings object, shared by every list
+ * that gets it (a parent passes one settings object to thousands of petioles, and pick_first reads its
+ * settings again only when the object changes).
+ */
+function childArgsFor(attributes: ChannelArgs): ChannelArgs {
+  let args = childArgsCache.get(attributes);
+  if (args === undefined) {
+    args = Object.freeze({ ...attributes, [HEALTH_WATCH_ARG]: true });
+    childArgsCache.set(attributes, args);
+  }
+  return args;
+}
 
 /**
  * One endpoint of a petiole policy and the pick_first child that connects to it (A61). It is also that
@@ -140,15 +157,15 @@ export class EndpointList {
   private generation = 0;
   private parentArgs: ChannelArgs = NO_CHANNEL_ARGS;
   /** The settings every pick_first child gets: the parent's plus the A61 health watch. */
-  childArgs: ChannelArgs = { [HEALTH_WATCH_ARG]: true };
+  childArgs: ChannelArgs = HEALTH_WATCH_ONLY;
   private readonly lazy: boolean;
 
   constructor(
     private readonly helper: Helper,
     private readonly owner: EndpointListOwner,
-    options: EndpointListOptions = {},
+    options?: EndpointListOptions,
   ) {
-    this.lazy = options.lazy ?? false;
+    this.lazy = options?.lazy ?? false;
   }
 
   get size(): number {
@@ -172,7 +189,7 @@ export class EndpointList {
     const argsChanged = !sameChannelArgs(attributes, this.parentArgs);
     if (argsChanged) {
       this.parentArgs = attributes;
-      this.childArgs = { ...attributes, [HEALTH_WATCH_ARG]: true };
+      this.childArgs = childArgsFor(attributes);
     }
     const childArgs = this.childArgs;
     // Mark and sweep by generation rather than building a second Map: a re-delivered list of 10,000

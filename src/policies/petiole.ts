@@ -20,6 +20,13 @@ import { type EndpointChild, EndpointList } from './endpoint-list.js';
 import { type ArraySnapshot, SnapshotArray } from './snapshot-array.js';
 
 /**
+ * The READY set of a petiole with no endpoints (before its first list, after an empty one or destroy): shared,
+ * never written to, since a child can only join the READY set after an update has made a fresh one.
+ */
+const EMPTY_READY = new SnapshotArray<never>();
+const NO_CHILDREN = Object.freeze([]) as unknown as EndpointChild[];
+
+/**
  * The state machine shared by the petioles that keep every endpoint connected (A61 "Petiole policies":
  * round_robin, and least_request per A48 "Subchannel connectivity management" / "Aggregated Connectivity
  * State"): one pick_first child per endpoint, READY > CONNECTING (or IDLE) > TRANSIENT_FAILURE with sticky
@@ -36,8 +43,8 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
    * The READY children's entries (in no particular order), each `entryWidth` slots, and, at the entry's index,
    * the child.
    */
-  private ready = new SnapshotArray<Entry>();
-  private readyChildren: EndpointChild[] = [];
+  private ready: SnapshotArray<Entry> = EMPTY_READY as SnapshotArray<Entry>;
+  private readyChildren: EndpointChild[] = NO_CHILDREN;
   /** null until the first report; treated as CONNECTING, the state A61 says a new policy starts in. */
   private reported: ConnectivityState | null = null;
   /** The child whose failure the TRANSIENT_FAILURE picker shows (its real connection error). */
@@ -130,8 +137,8 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
   }
 
   private clearReady(): void {
-    this.ready = new SnapshotArray();
-    this.readyChildren = [];
+    this.ready = EMPTY_READY as SnapshotArray<Entry>;
+    this.readyChildren = NO_CHILDREN;
   }
 
   private addReady(child: EndpointChild): void {
@@ -162,6 +169,7 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
     this.report(TRANSIENT_FAILURE, status, new FailPicker(status));
   }
 
+  /** A child reported (outside an update). */
   private onChildState(child: EndpointChild, previous: ConnectivityState): void {
     if (previous === READY) {
       if (child.state === READY) this.replaceReady(child);

@@ -5,10 +5,12 @@
  *
  * A snapshot reads the live array directly for as long as nothing has changed since it was taken (the
  * newest picker: a pick is one extra field check). From the first change on, the array records the values
- * the snapshot saw in the slots it overwrites (or vacates) in that snapshot's `overrides`, and links the
+ * the snapshot saw in the slots it overwrites (or vacates) in that snapshot's overrides, and links the
  * snapshot to the next one taken, so an older snapshot still reads exactly what it was built with (its
  * overrides, then the newer snapshots'). Only the newest snapshot is referenced by the array; older ones
- * live only as long as the pickers that hold them.
+ * live only as long as the pickers that hold them. The first override sits in two fields of the snapshot
+ * (a parent replacing one child's picker per report, the common case, allocates nothing more); further ones
+ * go in a Map.
  */
 export class SnapshotArray<T> {
   private items: T[] = [];
@@ -74,7 +76,7 @@ export class SnapshotArray<T> {
     const snapshot = new ArraySnapshot(this.items, this.items.length, this.version);
     if (newest !== null) {
       // From now on `newest` reads through `snapshot` for every slot it has no override of.
-      newest.overrides ??= new Map();
+      newest.stale = true;
       newest.next = snapshot;
     }
     this.newest = snapshot;
@@ -85,16 +87,28 @@ export class SnapshotArray<T> {
   private preserve(i: number): void {
     const newest = this.newest;
     if (newest === null || i >= newest.length) return;
-    newest.overrides ??= new Map();
-    if (!newest.overrides.has(i)) newest.overrides.set(i, this.items[i]!);
+    newest.stale = true;
+    if (newest.firstSlot === -1) {
+      newest.firstSlot = i;
+      newest.firstValue = this.items[i];
+    } else if (newest.firstSlot !== i) {
+      let more = newest.more;
+      if (more === null) newest.more = more = new Map();
+      if (!more.has(i)) more.set(i, this.items[i]!);
+    }
   }
 }
 
 /** The contents of a {@link SnapshotArray} when it was taken; never changes. */
 export class ArraySnapshot<T> {
-  /** @internal Values this snapshot saw in slots changed since; null while nothing has changed. */
-  overrides: Map<number, T> | null = null;
-  /** @internal The snapshot taken after this one, which holds every slot not in `overrides`. */
+  /** @internal Whether anything has changed since this snapshot was taken (else it reads the live array). */
+  stale = false;
+  /** @internal The first slot changed since, and the value this snapshot saw there (-1: none). */
+  firstSlot = -1;
+  firstValue: T | undefined = undefined;
+  /** @internal The values this snapshot saw in the other slots changed since. */
+  more: Map<number, T> | null = null;
+  /** @internal The snapshot taken after this one, which holds every slot this one has no override of. */
   next: ArraySnapshot<T> | null = null;
 
   /** @internal */
@@ -107,7 +121,7 @@ export class ArraySnapshot<T> {
 
   /** The value at `i` (0 <= i < length). */
   at(i: number): T {
-    return this.overrides === null ? this.items[i]! : this.older(i);
+    return this.stale ? this.older(i) : this.items[i]!;
   }
 
   /** Every value, in order (a copy: for tests and traces, not for the hot path). */
@@ -118,12 +132,10 @@ export class ArraySnapshot<T> {
   private older(i: number): T {
     let s: ArraySnapshot<T> = this;
     for (;;) {
-      const overrides = s.overrides;
-      if (overrides !== null) {
-        const value = overrides.get(i);
-        if (value !== undefined) return value;
-      }
-      if (overrides === null || s.next === null) return s.items[i]!;
+      if (s.firstSlot === i) return s.firstValue as T;
+      const more = s.more;
+      if (more?.has(i)) return more.get(i)!;
+      if (!s.stale || s.next === null) return s.items[i]!;
       s = s.next;
     }
   }

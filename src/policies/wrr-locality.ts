@@ -150,7 +150,9 @@ export function weightedTargetConfigFor(
 ): WeightedTargetConfig {
   const targets = new Map<string, WeightedTargetChildConfig>();
   workMeter.visits += weights.size;
-  for (const [locality, weight] of weights) targets.set(locality, { weight, childPolicy: child });
+  weights.forEach((weight, locality) => {
+    targets.set(locality, { weight, childPolicy: child });
+  });
   return { targets };
 }
 

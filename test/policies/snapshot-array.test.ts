@@ -59,9 +59,9 @@ describe('SnapshotArray: O(1) changes and O(1) immutable snapshots (the pickers 
     array.push(1);
     array.push(2);
     const a = array.snapshot();
-    assert.equal(a.overrides, null);
+    assert.equal(a.stale, false);
     array.push(3);
-    assert.equal(a.overrides, null, 'a push past its length leaves it reading the live array');
+    assert.equal(a.stale, false, 'a push past its length leaves it reading the live array');
     array.swapRemove(0);
     assert.deepEqual(a.toArray(), [1, 2]);
     assert.deepEqual(array.snapshot().toArray(), [3, 2]);

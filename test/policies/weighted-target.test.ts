@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, type ConnectivityState, type Picker, queuePicker } from '../../src/core/index.js';
-import { WeightedPicker } from '../../src/policies/index.js';
+import { ReadyWeights, SnapshotArray, WeightedPicker } from '../../src/policies/index.js';
 import { Simulation } from '../../src/sim/index.js';
 import { chiSquare } from '../support/stats.js';
 import { type PuppetConfig, pickedPuppet, puppet, puppetWorld } from './puppet-policy.js';
@@ -244,6 +244,41 @@ describe('weighted_target picks (A28: "The WRR algorithm will be random based")'
     }
     const x2 = chiSquare(counts, weights.slice(0, 4));
     assert.ok(x2 < 16.27, `chi-square ${x2.toFixed(2)} for counts ${counts}`);
+  });
+
+  test('an older picker keeps redrawing over the READY weights it was built with, after the tree has moved on', () => {
+    // The READY-weights tree changes in place; a picker built before a change (a call racing with it) samples
+    // exactly the READY set it saw, as a tree built fresh for that set does, for every r.
+    const weights = [3, 1, 4, 1, 5, 9, 2, 6];
+    const ready = [true, false, true, true, false, false, true, false];
+    const slots = new SnapshotArray<string | null>();
+    weights.forEach((_, slot) => {
+      slots.push(ready[slot] ? `t${slot}` : null);
+    });
+    const live = new ReadyWeights(weights, (slot) => ready[slot]!);
+    const old = live.snapshot(slots.snapshot());
+    // Then targets 5 and 7 turn READY and target 0 leaves READY, as a storm would do it.
+    for (const [slot, delta] of [
+      [5, 9],
+      [7, 6],
+      [0, -3],
+    ] as const) {
+      live.add(slot, delta);
+      slots.set(slot, delta > 0 ? `t${slot}` : null);
+    }
+    const reference = new ReadyWeights(weights, (slot) => ready[slot]!).snapshot(slots.snapshot());
+    const now = live.snapshot(slots.snapshot());
+    const fresh = new ReadyWeights(weights, (slot) => slots.snapshot().at(slot) !== null).snapshot(
+      slots.snapshot(),
+    );
+    assert.equal(old.total, 3 + 4 + 1 + 2);
+    assert.equal(now.total, 4 + 1 + 9 + 2 + 6);
+    for (let k = 0; k < 1000; k++) {
+      const r = k / 1000;
+      assert.equal(old.sample(r), reference.sample(r), `old snapshot, r = ${r}`);
+      assert.ok(ready[old.sample(r)], 'an old snapshot draws only targets READY when it was taken');
+      assert.equal(now.sample(r), fresh.sample(r), `newest snapshot, r = ${r}`);
+    }
   });
 
   test('the alias table gives each child exactly its share of the random range, in O(1) per pick', () => {

@@ -314,7 +314,10 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
     this.cancelPassTimer();
     const previous = this.selected;
     this.selected = a;
-    this.attempts = this.attempts.filter((x) => x !== a);
+    const attempts = this.attempts;
+    // A single-address pass (every petiole child's) has nothing else to keep.
+    this.attempts =
+      attempts.length === 1 && attempts[0] === a ? NO_ATTEMPTS : attempts.filter((x) => x !== a);
     this.releaseAttempts();
     previous?.release();
     if (this.healthWatch) {

@@ -2,8 +2,8 @@ import {
   type ChannelArgs,
   CONNECTING,
   type ConnectivityState,
-  childHelper,
   type Endpoint,
+  ForwardingHelper,
   type Helper,
   OK_STATUS,
   type Picker,
@@ -22,8 +22,11 @@ export interface WeightedTargetChildOwner {
   onRetentionExpired(child: WeightedTargetChild): void;
 }
 
-/** One target of weighted_target_experimental: its weight, its policy and its latest report. */
-export class WeightedTargetChild {
+/**
+ * One target of weighted_target_experimental: its weight, its policy and its latest report. It is also its
+ * policy's helper (no per-target closures: a locality per endpoint makes tens of thousands of these).
+ */
+export class WeightedTargetChild extends ForwardingHelper {
   /** A new child counts as connecting until it reports (A61). */
   state: ConnectivityState = CONNECTING;
   status: Status = OK_STATUS;
@@ -37,17 +40,12 @@ export class WeightedTargetChild {
 
   constructor(
     readonly name: string,
-    private readonly parent: Helper,
+    parent: Helper,
     registry: PolicyLookup,
     private readonly owner: WeightedTargetChildOwner,
   ) {
-    const helper = childHelper(parent, {
-      updateState: (state, status, picker) => this.onReport(state, status, picker),
-      requestReresolution: () => {
-        if (!this.destroyed) parent.requestReresolution();
-      },
-    });
-    this.policy = new ChildPolicy(helper, registry);
+    super(parent);
+    this.policy = new ChildPolicy(this, registry);
     this.retention = new RetentionTimer(parent.clock, () => owner.onRetentionExpired(this));
   }
 
@@ -89,13 +87,19 @@ export class WeightedTargetChild {
     this.policy.resetBackoff();
   }
 
+  /** @internal The policy asks for re-resolution. */
+  override requestReresolution(): void {
+    if (!this.destroyed) this.parent.requestReresolution();
+  }
+
   destroy(): void {
     this.destroyed = true;
     this.reactivate();
     this.policy.destroy();
   }
 
-  private onReport(state: ConnectivityState, status: Status, picker: Picker): void {
+  /** @internal The policy's report. */
+  updateState(state: ConnectivityState, status: Status, picker: Picker): void {
     if (this.destroyed) return;
     const previous = this.state;
     this.state = state;

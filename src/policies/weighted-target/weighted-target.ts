@@ -86,7 +86,8 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     this.updating = true;
     workMeter.visits += targets.size + this.children.size;
     try {
-      for (const [name, target] of targets) {
+      // forEach, not for-of over entries: no [name, target] pair allocated per target.
+      targets.forEach((target, name) => {
         let child = this.children.get(name);
         const isNew = child === undefined;
         if (child === undefined) {
@@ -100,9 +101,12 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
         const endpoints: StatusOr<readonly Endpoint[]> =
           split !== null && (update.endpoints.ok || isNew) ? ok(split.forChild(name)) : update.endpoints;
         child.update(target, endpoints, update.attributes, update.resolutionNote);
-      }
-      for (const [name, child] of this.children) {
-        if (!targets.has(name)) child.deactivate(WEIGHTED_TARGET_CHILD_RETENTION_MS);
+      });
+      // Every target has its child now: only when there are more children is one of them no longer listed.
+      if (this.children.size > targets.size) {
+        this.children.forEach((child, name) => {
+          if (!targets.has(name)) child.deactivate(WEIGHTED_TARGET_CHILD_RETENTION_MS);
+        });
       }
     } finally {
       this.updating = false;
@@ -192,11 +196,12 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     workMeter.visits++;
     const counts = this.counts;
     if (counts[READY] > 0) {
+      const pickers = this.readyPickers.snapshot();
       const picker = new WeightedPicker(
         this.table!,
-        this.readyPickers.snapshot(),
+        pickers,
         this.random,
-        this.readyWeights!.snapshot(),
+        this.readyWeights!.snapshot(pickers),
       );
       this.report(READY, OK_STATUS, picker);
     } else if (counts[CONNECTING] > 0) {
