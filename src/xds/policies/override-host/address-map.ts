@@ -14,6 +14,7 @@ import {
   type Subchannel,
   type Unwatch,
 } from '../../../core/index.js';
+import { ForwardingSubchannel } from '../../../policies/forwarding-subchannel.js';
 import type { XdsHealthStatus } from '../../endpoints.js';
 
 export class AddressEntry {
@@ -68,7 +69,7 @@ export interface OverrideHostSubchannelOwner {
  * The subchannel the child policy sees. Picks hand the channel `inner` (the subchannel the parent gave), and
  * the policy learns which endpoint a child's pick used from `entry`.
  */
-export class OverrideHostSubchannel implements Subchannel {
+export class OverrideHostSubchannel extends ForwardingSubchannel {
   entry: AddressEntry | null = null;
   private readonly unwatchOwn: Unwatch;
   private base: CompletePick | null = null;
@@ -77,23 +78,11 @@ export class OverrideHostSubchannel implements Subchannel {
   private readonly watches = new Set<Unwatch>();
 
   constructor(
-    readonly inner: Subchannel,
+    inner: Subchannel,
     private readonly owner: OverrideHostSubchannelOwner,
   ) {
+    super(inner);
     this.unwatchOwn = inner.watchConnectivity(() => owner.stateChanged());
-  }
-
-  get address(): Address {
-    return this.inner.address;
-  }
-  get key(): string {
-    return this.inner.key;
-  }
-  get state(): ConnectivityState {
-    return this.inner.state;
-  }
-  get health(): ConnectivityState {
-    return this.inner.health;
   }
 
   /** A61: the cookie address list of this subchannel's endpoint (its own address when the map lacks it). */
@@ -102,14 +91,14 @@ export class OverrideHostSubchannel implements Subchannel {
     return entry === null || entry.removed ? this.inner.key : entry.addressList;
   }
 
-  watchConnectivity(listener: StateListener): Unwatch {
+  override watchConnectivity(listener: StateListener): Unwatch {
     return this.track(this.inner.watchConnectivity(listener));
   }
-  watchHealth(listener: StateListener): Unwatch {
+  override watchHealth(listener: StateListener): Unwatch {
     return this.track(this.inner.watchHealth(listener));
   }
   /** A51 out-of-band reports (weighted_round_robin below this policy) pass through. */
-  watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
+  override watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
     const unwatch = this.inner.watchBackendMetrics?.(periodMs, listener);
     return unwatch === undefined ? () => {} : this.track(unwatch);
   }
@@ -125,14 +114,7 @@ export class OverrideHostSubchannel implements Subchannel {
       unwatch();
     };
   }
-  requestConnection(): void {
-    this.inner.requestConnection();
-  }
-  resetBackoff(): void {
-    this.inner.resetBackoff();
-  }
-
-  release(): void {
+  override release(): void {
     if (this.released) return;
     this.released = true;
     this.unwatchOwn();
