@@ -25,7 +25,9 @@ import { RequestHasher } from '../../src/hash/index.js';
 import { resolveXdsOptions } from '../../src/xds/features.js';
 import { findClusterCallStats } from '../../src/xds/policies/index.js';
 import { clusterResourceType, endpointResourceType } from '../../src/xds/resources/index.js';
+import { concurrentCalls } from '../support/concurrent-calls.js';
 import { rpcsUntil, servedByExactly } from '../support/rpc-window.js';
+import { tally } from '../support/sim-picks.js';
 import { edsEntry, withXdsConfig, xdsConfig, xdsSimulation } from '../xds/xds-config-fixtures.js';
 
 const NODE = 'lbtree-xds-e2e';
@@ -71,18 +73,9 @@ describe("lbtree's xds: resolver on grpc-js against lbtree's control plane", () 
     );
     const c = channel('xds:///rr');
     await rpcsUntil(c, servedByExactly(['a1', 'b1', 'b2']), { window: 40 });
-    const counts: Record<string, number> = {};
+    // Not wait-for-ready: any failed call fails the test.
     const n = 800;
-    let failures = 0;
-    for (let i = 0; i < n; i++) {
-      try {
-        const name = await whoami(c, { deadlineMs: 5000 });
-        counts[name] = (counts[name] ?? 0) + 1;
-      } catch {
-        failures++;
-      }
-    }
-    assert.equal(failures, 0);
+    const counts = tally(await concurrentCalls(c, n, 8, { deadlineMs: 5000 }));
     const a = (counts.a1 ?? 0) / n;
     assert.ok(
       Math.abs(a - 0.25) <= 0.05,
@@ -176,12 +169,8 @@ describe("lbtree's xds: resolver on grpc-js against lbtree's control plane", () 
     ]);
     const c = channel('xds:///split');
     await rpcsUntil(c, servedByExactly(['a1', 'b1']), { window: 40 });
-    const counts: Record<string, number> = {};
     const n = 1000;
-    for (let i = 0; i < n; i++) {
-      const name = await whoami(c);
-      counts[name] = (counts[name] ?? 0) + 1;
-    }
+    const counts = tally(await concurrentCalls(c, n, 8, {}));
     assert.ok(Math.abs((counts.a1 ?? 0) / n - 0.7) <= 0.05, JSON.stringify(counts));
 
     // 20 % of blue's calls dropped by EDS drop_overloads, with the category in the status.
