@@ -21,7 +21,10 @@ import {
   realClock,
   type StateListener,
   type Subchannel,
+  type Unwatch,
 } from 'lbtree';
+
+const NO_UNWATCH: Unwatch = () => {};
 
 export class BenchSubchannel implements Subchannel {
   state: ConnectivityState = IDLE;
@@ -42,8 +45,12 @@ export class BenchSubchannel implements Subchannel {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
-  watchHealth(listener: StateListener) {
-    return this.watchConnectivity(listener);
+  /**
+   * Health is constant (READY while connected, no health checks), so a health watch never fires: as on a real
+   * channel without health checking, and as grpc-js's fake does (its health watchers are no-ops too).
+   */
+  watchHealth(_listener: StateListener): Unwatch {
+    return NO_UNWATCH;
   }
   requestConnection(): void {
     if (this.state === IDLE) this.transition(CONNECTING);

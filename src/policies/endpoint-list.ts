@@ -58,18 +58,13 @@ export class EndpointChild implements Helper {
   /** Free for the owning policy: ring_hash keeps the endpoint's index in its current ring here. */
   slot = -1;
   private child: PickFirst | null = null;
-  readonly clock: Clock;
-  readonly trace: Trace;
 
   constructor(
     readonly key: string,
     public endpoint: Endpoint,
     private readonly list: EndpointList,
-    private readonly parent: Helper,
     lazy: boolean,
   ) {
-    this.clock = parent.clock;
-    this.trace = parent.trace;
     // A61: an eager child is assumed CONNECTING until it says otherwise; a lazy one is IDLE until started.
     this.state = lazy ? IDLE : CONNECTING;
     if (!lazy) this.child = new PickFirst(this);
@@ -110,17 +105,25 @@ export class EndpointChild implements Helper {
     this.child = null;
   }
 
+  // The parent's helper is read through the list rather than kept: fewer fields on every endpoint.
+  get clock(): Clock {
+    return this.list.helper.clock;
+  }
+  get trace(): Trace {
+    return this.list.helper.trace;
+  }
+
   createSubchannel(address: Address, attributes: Attributes): Subchannel {
-    return this.list.subchannelFor(this, this.parent.createSubchannel(address, attributes));
+    return this.list.subchannelFor(this, this.list.helper.createSubchannel(address, attributes));
   }
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
     this.list.onChildReport(this, state, status, picker);
   }
   requestReresolution(): void {
-    this.parent.requestReresolution();
+    this.list.helper.requestReresolution();
   }
   random(): number {
-    return this.parent.random();
+    return this.list.helper.random();
   }
 }
 
@@ -161,7 +164,8 @@ export class EndpointList {
   private readonly lazy: boolean;
 
   constructor(
-    private readonly helper: Helper,
+    /** @internal The parent's helper, which every child's helper forwards to. */
+    readonly helper: Helper,
     private readonly owner: EndpointListOwner,
     options?: EndpointListOptions,
   ) {
@@ -245,7 +249,7 @@ export class EndpointList {
   }
 
   private createChild(key: string, e: Endpoint): EndpointChild {
-    const child = new EndpointChild(key, e, this, this.helper, this.lazy);
+    const child = new EndpointChild(key, e, this, this.lazy);
     this.counts[child.state]++;
     return child;
   }

@@ -61,10 +61,12 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
   protected readonly entryWidth: number = 1;
 
   /**
-   * What the picker needs of a READY child, `entryWidth` slots; made again whenever the child's picker
-   * changes.
+   * What the picker needs of a READY child: writes its `entryWidth` values into `into[0]`, `into[1]`, …
+   * (a scratch array the petiole reuses, so a report allocates no array); called again whenever the child's
+   * picker changes.
    */
-  protected abstract entryFor(child: EndpointChild): readonly Entry[];
+  protected abstract entryFor(child: EndpointChild, into: Entry[]): void;
+  private readonly entry: Entry[] = [];
 
   /** The READY picker over `ready` (at least one entry). */
   protected abstract readyPicker(ready: ArraySnapshot<Entry>): Picker;
@@ -142,14 +144,17 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
   }
 
   private addReady(child: EndpointChild): void {
-    for (const value of this.entryFor(child)) this.ready.push(value);
+    const entry = this.entry;
+    this.entryFor(child, entry);
+    for (let k = 0; k < this.entryWidth; k++) this.ready.push(entry[k]!);
     child.slot = this.readyChildren.push(child) - 1;
   }
 
   private replaceReady(child: EndpointChild): void {
     const first = child.slot * this.entryWidth;
-    const values = this.entryFor(child);
-    for (let k = 0; k < values.length; k++) this.ready.set(first + k, values[k]!);
+    const entry = this.entry;
+    this.entryFor(child, entry);
+    for (let k = 0; k < this.entryWidth; k++) this.ready.set(first + k, entry[k]!);
   }
 
   private removeReady(child: EndpointChild): void {
