@@ -61,6 +61,8 @@ export class BenchSubchannel implements Subchannel {
 
 export class BenchChannel implements Helper {
   readonly pool = new Map<string, BenchSubchannel>();
+  /** The pool's subchannels in the order they were created. */
+  readonly created: BenchSubchannel[] = [];
   /** Pick arguments with no metadata and no hash, shared by every pick. */
   readonly pickArgs: PickArgs = { metadata: { get: () => [] } };
   private readonly interned = new Map<string, Address>();
@@ -79,6 +81,7 @@ export class BenchChannel implements Helper {
       sub = new BenchSubchannel(address, key);
       if (this.connected) sub.state = READY;
       this.pool.set(key, sub);
+      this.created.push(sub);
     }
     return sub;
   }
