@@ -11,7 +11,6 @@ import {
   IDLE,
   NO_CHANNEL_ARGS,
   OK_STATUS,
-  ok,
   type Picker,
   queuePicker,
   SHUTDOWN,
@@ -75,11 +74,7 @@ export class EndpointChild implements Helper {
     if (this.state === SHUTDOWN) return;
     if (this.child === null) {
       this.child = new PickFirst(this);
-      this.child.update({
-        endpoints: ok([this.endpoint]),
-        config: CHILD_CONFIG,
-        attributes: this.list.childArgs,
-      });
+      this.child.updateList([this.endpoint], CHILD_CONFIG, this.list.childArgs);
     } else {
       this.child.exitIdle();
     }
@@ -95,7 +90,7 @@ export class EndpointChild implements Helper {
 
   /** @internal EndpointList's: passes a new endpoint or new settings on to a started child. */
   updateChild(attributes: ChannelArgs): void {
-    this.child?.update({ endpoints: ok([this.endpoint]), config: CHILD_CONFIG, attributes });
+    this.child?.updateList([this.endpoint], CHILD_CONFIG, attributes);
   }
 
   /** @internal EndpointList's. */

@@ -152,20 +152,34 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   constructor(private readonly helper: Helper) {}
 
   update(update: LbUpdate<PickFirstConfig>): boolean {
+    if (update.endpoints.ok) {
+      return this.updateList(update.endpoints.value, update.config, update.attributes, update.resolutionNote);
+    }
     if (this.destroyed) return false;
     if (update.attributes !== this.settings.args) this.settings = settingsFor(update.attributes);
-    const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
-    if (!update.endpoints.ok) {
-      // A resolver error with a previous list is ignored: the previous list keeps serving.
-      if (this.order === null) {
-        this.failWithoutAddresses(
-          unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`),
-        );
-      }
-      return false;
+    // A resolver error with a previous list is ignored: the previous list keeps serving.
+    if (this.order === null) {
+      const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
+      this.failWithoutAddresses(
+        unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`),
+      );
     }
-    const endpoints = update.endpoints.value;
-    const shuffle = update.config.shuffleAddressList;
+    return false;
+  }
+
+  /**
+   * @internal {@link update} with an endpoint list, taken without the update object around it: a petiole
+   * calls it for each of its (tens of thousands of) endpoints.
+   */
+  updateList(
+    endpoints: readonly Endpoint[],
+    config: PickFirstConfig,
+    attributes: ChannelArgs,
+    resolutionNote?: string,
+  ): boolean {
+    if (this.destroyed) return false;
+    if (attributes !== this.settings.args) this.settings = settingsFor(attributes);
+    const shuffle = config.shuffleAddressList;
     if (!shuffle && this.order !== null && sameEndpointAddresses(endpoints, this.endpoints)) {
       // The same addresses in the same order are not a new list: whatever runs (a pass, sticky-TF retries,
       // a connection) carries on. Restarting would only re-walk the list, and in sticky TF would re-request
@@ -179,6 +193,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
     const order = shuffle ? shuffleEndpoints(endpoints, () => this.helper.random()) : endpoints;
     const addresses = happyEyeballsOrder(order);
     if (addresses.length === 0) {
+      const note = resolutionNote ? ` (${resolutionNote})` : '';
       this.failWithoutAddresses(unavailable(`empty address list${note}`));
       return false;
     }
