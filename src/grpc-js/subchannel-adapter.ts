@@ -78,7 +78,8 @@ export class GrpcSubchannelHandle implements Subchannel {
 
   watchConnectivity(listener: StateListener): Unwatch {
     if (this.released) return NO_UNWATCH;
-    const watches = (this.stateWatches ??= new WatchList());
+    this.stateWatches ??= new WatchList();
+    const watches = this.stateWatches;
     if (watches.size === 0) {
       this.grpcStateListener ??= (_sub, _prev, next, _keepalive, errorMessage) =>
         this.onGrpcState(next, errorMessage);
@@ -106,7 +107,8 @@ export class GrpcSubchannelHandle implements Subchannel {
   /** Reports health changes of a READY connection (pick_first watches health only while READY). */
   watchHealth(listener: StateListener): Unwatch {
     if (this.released) return NO_UNWATCH;
-    const watches = (this.healthWatches ??= new WatchList());
+    this.healthWatches ??= new WatchList();
+    const watches = this.healthWatches;
     if (watches.size === 0) {
       this.grpcHealthListener ??= (healthy) => this.onGrpcHealth(healthy);
       this.grpc.addHealthStateWatcher(this.grpcHealthListener);
@@ -130,7 +132,8 @@ export class GrpcSubchannelHandle implements Subchannel {
   watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
     if (this.released) return NO_UNWATCH;
     const stop = watchSubchannelBackendMetrics(this.grpc, periodMs, listener);
-    const watches = (this.metricsWatches ??= []);
+    this.metricsWatches ??= [];
+    const watches = this.metricsWatches;
     watches.push(stop);
     return () => {
       const i = watches.indexOf(stop);

@@ -109,7 +109,8 @@ export class OverrideHostSubchannel extends ForwardingSubchannel {
    * here rather than by `inner.release()`.
    */
   private track(unwatch: Unwatch): Unwatch {
-    const watches = (this.watches ??= []);
+    this.watches ??= [];
+    const watches = this.watches;
     watches.push(unwatch);
     return () => {
       const i = watches.indexOf(unwatch);
