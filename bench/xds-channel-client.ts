@@ -9,10 +9,24 @@ import { createInterface } from 'node:readline';
 import { writeHeapSnapshot } from 'node:v8';
 import * as grpc from '@grpc/grpc-js';
 import { BackendClient, whoami } from '../src/cli/loopback-backends.js';
+import { bigLocalities } from './xds-channel-assignment.js';
+import { FLOOR_SCHEME, pushAddresses, registerFloor } from './xds-channel-floor.js';
+
+export interface FloorAddresses {
+  readonly backends: readonly string[];
+  readonly marker: string;
+}
 
 export type ClientCommand =
   | { readonly cmd: 'qps'; readonly rpcs: number; readonly inflight: number }
-  | { readonly cmd: 'arm'; readonly marker: string; readonly settleMs: number; readonly capMs: number }
+  | {
+      readonly cmd: 'arm';
+      readonly marker: string;
+      readonly settleMs: number;
+      readonly capMs: number;
+      /** The floor side pushes the big assignment's N addresses itself, once armed. */
+      readonly n?: number;
+    }
   | { readonly cmd: 'exit' };
 
 export type ClientAnswer =
@@ -20,11 +34,19 @@ export type ClientAnswer =
   | { readonly qps: number }
   | { readonly armed: true }
   /** markerNs: process.hrtime (CLOCK_MONOTONIC, shared by every process of the machine) of the first RPC answered by the marker; null when the cap ran out. */
-  | { readonly markerNs: string | null; readonly heapBytes: number };
+  | { readonly markerNs: string | null; readonly heapBytes: number; readonly pushedNs?: string };
 
 const side = process.argv[2];
 const bootstrap = JSON.parse(process.env.BENCH_XDS_BOOTSTRAP ?? 'null') as unknown;
-if (side === 'lbtree') {
+/** The floor side's addresses (it has no control plane): the baseline backends and the marker. */
+const floor = JSON.parse(process.env.BENCH_XDS_FLOOR ?? 'null') as FloorAddresses | null;
+let target = 'xds:///bench';
+if (side === 'grpc-js-floor') {
+  if (!floor) throw new Error('the grpc-js-floor side needs BENCH_XDS_FLOOR');
+  registerFloor();
+  pushAddresses(floor.backends);
+  target = `${FLOOR_SCHEME}:///bench`;
+} else if (side === 'lbtree') {
   const { register } = await import('lbtree/grpc-js');
   register({ xds: { bootstrap } });
 } else if (side === 'grpc-js-xds') {
@@ -32,7 +54,7 @@ if (side === 'lbtree') {
   const { register } = await import('@grpc/grpc-js-xds');
   register();
 } else {
-  throw new Error(`side must be lbtree or grpc-js-xds, got ${side}`);
+  throw new Error(`side must be lbtree, grpc-js-xds or grpc-js-floor, got ${side}`);
 }
 
 // tsx turns source maps on; every refused connection's error would pay for a mapped stack trace (on both
@@ -48,7 +70,7 @@ const fullGc = () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const answer = (a: ClientAnswer) => process.stdout.write(`${JSON.stringify(a)}\n`);
 
-const client = new BackendClient('xds:///bench', grpc.credentials.createInsecure());
+const client = new BackendClient(target, grpc.credentials.createInsecure());
 
 /** Connects and warms up: RPCs until every backend of the baseline assignment has answered. */
 async function warmUp(backends: number): Promise<void> {
@@ -61,6 +83,7 @@ async function warmUp(backends: number): Promise<void> {
 /** `rpcs` unary RPCs, `inflight` at a time; completed RPCs per second. */
 async function qps(rpcs: number, inflight: number): Promise<number> {
   let started = 0;
+  const profiler = await startProfiler('qps');
   const start = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: inflight }, async () => {
@@ -70,18 +93,26 @@ async function qps(rpcs: number, inflight: number): Promise<number> {
       }
     }),
   );
-  return rpcs / (Number(process.hrtime.bigint() - start) / 1e9);
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  await profiler?.stop();
+  return rpcs / seconds;
 }
 
 /**
  * Heap after full GCs, then one RPC at a time (1 ms apart, so that polling costs the channel little) until
  * the marker backend answers: its time, then the heap `settleMs` later (after full GCs) minus before.
  */
-async function awaitMarker(marker: string, settleMs: number, capMs: number): Promise<void> {
+async function awaitMarker(marker: string, settleMs: number, capMs: number, n?: number): Promise<void> {
   fullGc();
   const heapBefore = process.memoryUsage().heapUsed;
-  const profiler = await startProfiler();
+  snapshotHeap('before');
+  const profiler = await startProfiler('push');
   answer({ armed: true });
+  let pushedNs: string | undefined;
+  if (n !== undefined && floor) {
+    pushedNs = process.hrtime.bigint().toString();
+    pushAddresses(bigLocalities(n, floor.backends, floor.marker).flat());
+  }
   const deadline = Date.now() + capMs;
   let markerNs: string | null = null;
   while (Date.now() < deadline) {
@@ -95,14 +126,23 @@ async function awaitMarker(marker: string, settleMs: number, capMs: number): Pro
   await profiler?.stop();
   await sleep(settleMs);
   fullGc();
-  if (process.env.BENCH_XDS_HEAP_SNAPSHOT_DIR) {
-    writeHeapSnapshot(`${process.env.BENCH_XDS_HEAP_SNAPSHOT_DIR}/${side}-${process.pid}.heapsnapshot`);
-  }
-  answer({ markerNs, heapBytes: process.memoryUsage().heapUsed - heapBefore });
+  const heapBytes = process.memoryUsage().heapUsed - heapBefore;
+  snapshotHeap('after');
+  answer(pushedNs === undefined ? { markerNs, heapBytes } : { markerNs, heapBytes, pushedNs });
 }
 
-/** With BENCH_XDS_PROFILE_DIR set: a CPU profile of the push window (arm → marker), for `node --cpu-prof`'s readers. */
-async function startProfiler(): Promise<{ stop(): Promise<void> } | null> {
+/** With BENCH_XDS_HEAP_SNAPSHOT_DIR set: a heap snapshot where the heap is measured (diff `before` and `after`). */
+function snapshotHeap(when: 'before' | 'after'): void {
+  const dir = process.env.BENCH_XDS_HEAP_SNAPSHOT_DIR;
+  if (dir) writeHeapSnapshot(`${dir}/${side}-${process.pid}-${when}.heapsnapshot`);
+}
+
+let profiles = 0;
+/**
+ * With BENCH_XDS_PROFILE_DIR set: a CPU profile of one QPS round or push window (arm → marker), for
+ * `node --cpu-prof`'s readers.
+ */
+async function startProfiler(window: 'qps' | 'push'): Promise<{ stop(): Promise<void> } | null> {
   const dir = process.env.BENCH_XDS_PROFILE_DIR;
   if (!dir) return null;
   const session = new Session();
@@ -112,7 +152,10 @@ async function startProfiler(): Promise<{ stop(): Promise<void> } | null> {
   return {
     async stop() {
       const { profile } = await session.post('Profiler.stop');
-      writeFileSync(`${dir}/${side}-${process.pid}.cpuprofile`, JSON.stringify(profile));
+      writeFileSync(
+        `${dir}/${side}-${window}-${process.pid}-${++profiles}.cpuprofile`,
+        JSON.stringify(profile),
+      );
       session.disconnect();
     },
   };
@@ -123,7 +166,8 @@ answer({ ready: true });
 for await (const line of createInterface({ input: process.stdin })) {
   const command = JSON.parse(line) as ClientCommand;
   if (command.cmd === 'qps') answer({ qps: await qps(command.rpcs, command.inflight) });
-  else if (command.cmd === 'arm') await awaitMarker(command.marker, command.settleMs, command.capMs);
+  else if (command.cmd === 'arm')
+    await awaitMarker(command.marker, command.settleMs, command.capMs, command.n);
   else break;
 }
 client.close();

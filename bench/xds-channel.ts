@@ -32,9 +32,15 @@
  * table says so.
  * Both sides pay grpc-js's own per-subchannel costs here (its subchannel pool scans every subchannel of the
  * channel on each creation; channelz traces; the refused connections), so the ratios are of whole channels.
+ * The grpc-js floor shows how much of each figure that is: a plain grpc-js channel (bench/xds-channel-floor.ts,
+ * no xDS) whose resolver hands it the same addresses in the same order and whose policy only creates, connects
+ * and rotates over one subchannel per address, measured the same way in the same run (its time runs from its
+ * resolver's push, as it has no control plane). A second row per figure gives each xDS channel's cost above
+ * that floor and their ratio, beside the whole-channel row.
  * Knobs: BENCH_XDS_SIZES, BENCH_XDS_REPEATS, BENCH_XDS_RPCS, BENCH_XDS_QPS_ROUNDS, BENCH_XDS_CAP_MS;
- * BENCH_XDS_SIDES=lbtree (one side, raw figures), BENCH_XDS_PROFILE_DIR (a CPU profile of each push window),
- * BENCH_XDS_HEAP_SNAPSHOT_DIR (a heap snapshot where the heap is measured), BENCH_XDS_NODE_FLAGS.
+ * BENCH_XDS_SIDES=lbtree (some of lbtree, grpc-js-xds, grpc-js-floor: raw figures), BENCH_XDS_PROFILE_DIR (a CPU
+ * profile of each QPS round and push window), BENCH_XDS_HEAP_SNAPSHOT_DIR (heap snapshots where the heap is
+ * measured, before and after: diff them), BENCH_XDS_NODE_FLAGS.
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -48,12 +54,17 @@ import {
   xdsService,
 } from '../src/control-plane/index.js';
 import { median, printRow, printTableHeader } from './report.js';
-import type { ClientAnswer, ClientCommand } from './xds-channel-client.js';
+import { bigLocalities } from './xds-channel-assignment.js';
+import type { ClientAnswer, ClientCommand, FloorAddresses } from './xds-channel-client.js';
 
-type Side = 'lbtree' | 'grpc-js-xds';
+type Side = 'lbtree' | 'grpc-js-xds' | 'grpc-js-floor';
 /** Only these sides (comma-separated), e.g. while profiling one of them: then the raw figures are printed. */
 const ONLY = process.env.BENCH_XDS_SIDES?.split(',');
-const SIDES = (['lbtree', 'grpc-js-xds'] as const).filter((s) => !ONLY || ONLY.includes(s));
+const only = (sides: readonly Side[]) => sides.filter((s) => !ONLY || ONLY.includes(s));
+/** The two xDS channels compared (QPS, and the push figures). */
+const SIDES = only(['lbtree', 'grpc-js-xds']);
+/** The push figures also run the grpc-js floor (see bench/xds-channel-floor.ts). */
+const PUSH_SIDES = only(['grpc-js-floor', 'lbtree', 'grpc-js-xds']);
 
 const RPCS = Number(process.env.BENCH_XDS_RPCS ?? 5_000);
 const INFLIGHT = 32;
@@ -63,13 +74,9 @@ const NODE_FLAGS = process.env.BENCH_XDS_NODE_FLAGS?.split(' ').filter(Boolean) 
 const SIZES = (process.env.BENCH_XDS_SIZES ?? '1000,10000,50000').split(',').map(Number);
 /** Push measurements per size and side (median), fewer for the large sizes. */
 const repeatsFor = (n: number): number => Number(process.env.BENCH_XDS_REPEATS ?? (n <= 1_000 ? 3 : 1));
-const LOCALITIES = 10;
 const SETTLE_MS = 300;
 const CAP_MS = Number(process.env.BENCH_XDS_CAP_MS ?? 45_000);
 const CLUSTER = 'bench-cluster';
-
-/** Endpoint i of the big assignment on a closed loopback port (never 127.0.0.1, where the backends are). */
-const refusedAddress = (i: number): string => `127.${1 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}:1`;
 
 function service(localities: LocalitySpec[]) {
   return xdsService({ name: 'bench', clusters: [{ name: CLUSTER, lbPolicy: 'ROUND_ROBIN', localities }] });
@@ -81,12 +88,11 @@ function baseline(backends: readonly Backend[]) {
 
 /** N endpoints in LOCALITIES localities: the backends first in zone-0, the marker last in the last one. */
 function bigAssignment(n: number, backends: readonly Backend[], marker: Backend) {
-  const localities: string[][] = Array.from({ length: LOCALITIES }, () => []);
-  localities[0]!.push(...backends.map((b) => b.address));
-  const refused = n - backends.length - 1;
-  for (let i = 0; i < refused; i++)
-    localities[Math.floor((i * LOCALITIES) / refused)]!.push(refusedAddress(i));
-  localities[LOCALITIES - 1]!.push(marker.address);
+  const localities = bigLocalities(
+    n,
+    backends.map((b) => b.address),
+    marker.address,
+  );
   return service(localities.map((endpoints, z) => ({ zone: `zone-${z}`, endpoints })));
 }
 
@@ -100,7 +106,7 @@ class ChannelProcess {
     this.lines = readline[Symbol.asyncIterator]();
   }
 
-  static async start(side: Side, plane: ControlPlane, nodeId: string, backends: number) {
+  static async start(side: Side, plane: ControlPlane, nodeId: string, floor: FloorAddresses) {
     const child = spawn(
       process.execPath,
       [
@@ -110,10 +116,14 @@ class ChannelProcess {
         'tsx',
         'bench/xds-channel-client.ts',
         side,
-        String(backends),
+        String(floor.backends.length),
       ],
       {
-        env: { ...process.env, BENCH_XDS_BOOTSTRAP: JSON.stringify(plane.bootstrap({ nodeId })) },
+        env: {
+          ...process.env,
+          BENCH_XDS_BOOTSTRAP: JSON.stringify(plane.bootstrap({ nodeId })),
+          BENCH_XDS_FLOOR: JSON.stringify(floor),
+        },
         stdio: ['pipe', 'pipe', 'inherit'],
       },
     );
@@ -171,6 +181,11 @@ interface PushRun {
 
 let nodeIds = 0;
 
+const floorAddresses = (backends: readonly Backend[], marker: Backend): FloorAddresses => ({
+  backends: backends.map((b) => b.address),
+  marker: marker.address,
+});
+
 async function measurePush(
   side: Side,
   n: number,
@@ -180,10 +195,23 @@ async function measurePush(
 ): Promise<PushRun> {
   plane.setResources(baseline(backends));
   const nodeId = `xds-channel-${side}-${++nodeIds}`;
-  const channel = await ChannelProcess.start(side, plane, nodeId, backends.length);
+  const channel = await ChannelProcess.start(side, plane, nodeId, floorAddresses(backends, marker));
   try {
+    const arm = { cmd: 'arm', marker: marker.name, settleMs: SETTLE_MS, capMs: CAP_MS } as const;
+    if (side === 'grpc-js-floor') {
+      // No control plane: the channel process pushes the same addresses to its own resolver once armed.
+      await channel.request({ ...arm, n }, 'armed');
+      const result = await channel.nextWithin(CAP_MS + 10_000);
+      if (result === null) return { ms: null, bytesPerEndpoint: Number.NaN };
+      if (!('pushedNs' in result) || result.pushedNs === undefined) {
+        throw new Error(`expected the floor's push time, got ${JSON.stringify(result)}`);
+      }
+      const ms =
+        result.markerNs === null ? null : Number(BigInt(result.markerNs) - BigInt(result.pushedNs)) / 1e6;
+      return { ms, bytesPerEndpoint: result.heapBytes / n };
+    }
     const resources = bigAssignment(n, backends, marker);
-    await channel.request({ cmd: 'arm', marker: marker.name, settleMs: SETTLE_MS, capMs: CAP_MS }, 'armed');
+    await channel.request(arm, 'armed');
     let sentNs: bigint | null = null;
     const stop = plane.onEvent((e) => {
       if (e.kind === 'sent' && e.nodeId === nodeId && e.typeUrl === CLUSTER_LOAD_ASSIGNMENT_TYPE_URL) {
@@ -204,6 +232,21 @@ async function measurePush(
   }
 }
 
+/**
+ * A second ratio beside a whole-channel row: each xDS channel's figure minus the grpc-js floor's (what its own
+ * resolver and policy tree add to grpc-js's subchannels), the floor's figure in the metric's name.
+ */
+function printAboveFloor(metric: string, floor: number, ours: number, theirs: number, unit: string): void {
+  if ([floor, ours, theirs].some(Number.isNaN)) return;
+  const digits = unit === 'B' ? 1 : 2;
+  printRow(
+    `${metric} above the grpc-js floor (floor: ${floor.toFixed(digits)} ${unit})`,
+    ours - floor,
+    theirs - floor,
+    unit,
+  );
+}
+
 export async function runXdsChannelBench(): Promise<void> {
   const load = loadavg().map((x) => x.toFixed(2));
   const servers = await startBackends(['b1', 'b2', 'b3', 'marker']);
@@ -215,10 +258,10 @@ export async function runXdsChannelBench(): Promise<void> {
     // Unary QPS: both channels up at once, rounds alternating.
     const channels = await Promise.all(
       (QPS_ROUNDS > 0 ? SIDES : []).map((side) =>
-        ChannelProcess.start(side, plane, `xds-channel-qps-${side}`, backends.length),
+        ChannelProcess.start(side, plane, `xds-channel-qps-${side}`, floorAddresses(backends, marker)),
       ),
     );
-    const qps: Record<Side, number[]> = { lbtree: [], 'grpc-js-xds': [] };
+    const qps: Record<Side, number[]> = { lbtree: [], 'grpc-js-xds': [], 'grpc-js-floor': [] };
     for (let round = 0; round < QPS_ROUNDS; round++) {
       for (const [i, side] of SIDES.entries()) {
         const a = await channels[i]!.request({ cmd: 'qps', rpcs: RPCS, inflight: INFLIGHT }, 'qps');
@@ -231,20 +274,24 @@ export async function runXdsChannelBench(): Promise<void> {
     /** Per side, the previous size's runs: a side that hit the cap there is skipped. */
     const previous = new Map<Side, { capped: boolean }>();
     for (const n of SIZES) {
-      const runs: Record<Side, PushRun[] | 'skipped'> = { lbtree: [], 'grpc-js-xds': [] };
+      const runs: Record<Side, PushRun[] | 'skipped'> = {
+        lbtree: [],
+        'grpc-js-xds': [],
+        'grpc-js-floor': [],
+      };
       const skip = (side: Side) => {
         const p = previous.get(side);
         return p?.capped === true;
       };
-      for (const side of SIDES) if (skip(side)) runs[side] = 'skipped';
+      for (const side of PUSH_SIDES) if (skip(side)) runs[side] = 'skipped';
       for (let r = 0; r < repeatsFor(n); r++) {
-        const order = r % 2 === 0 ? SIDES : [...SIDES].reverse();
+        const order = r % 2 === 0 ? PUSH_SIDES : [...PUSH_SIDES].reverse();
         for (const side of order) {
           const list = runs[side];
           if (list !== 'skipped') list.push(await measurePush(side, n, plane, backends, marker));
         }
       }
-      for (const side of SIDES) {
+      for (const side of PUSH_SIDES) {
         const list = runs[side];
         if (list === 'skipped') continue;
         const capped = list.some((r) => r.ms === null);
@@ -261,12 +308,13 @@ export async function runXdsChannelBench(): Promise<void> {
       `xds:/// channel on grpc-js, lbtree's control plane, loopback servers (load average at start ${load.join(' ')})`,
       'grpc-js-xds',
     );
-    printRow(
-      `unary QPS, ${RPCS.toLocaleString('en')} RPCs, ${INFLIGHT} in flight, 3 backends (median of ${QPS_ROUNDS}; higher is better)`,
-      median(qps.lbtree),
-      median(qps['grpc-js-xds']),
-      'RPC/s',
-    );
+    if (QPS_ROUNDS > 0)
+      printRow(
+        `unary QPS, ${RPCS.toLocaleString('en')} RPCs, ${INFLIGHT} in flight, 3 backends (median of ${QPS_ROUNDS}; higher is better)`,
+        median(qps.lbtree),
+        median(qps['grpc-js-xds']),
+        'RPC/s',
+      );
     const notes: string[] = [];
     for (const [n, runs] of pushes) {
       const label = `${n.toLocaleString('en')} endpoints`;
@@ -318,6 +366,11 @@ export async function runXdsChannelBench(): Promise<void> {
         console.log(`| heap per endpoint, ${label} | ${cell(heapOurs)} | ${cell(heapTheirs)} | — |`);
       } else {
         printRow(`heap per endpoint, ${label}`, heapOurs, heapTheirs, 'B');
+      }
+      const floor = runs['grpc-js-floor'];
+      if (floor !== 'skipped' && floor.length > 0) {
+        printAboveFloor(`EDS push → picker in use, ${label}`, time(floor), time(ours), time(theirs), 'ms');
+        printAboveFloor(`heap per endpoint, ${label}`, heap(floor), heap(ours), heap(theirs), 'B');
       }
     }
     for (const note of notes) console.log(`\n${note}`);

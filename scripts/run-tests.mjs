@@ -1,8 +1,9 @@
-// Runs every test/**/*.test.ts with Node's built-in runner through tsx. Node 20's --test takes no globs,
-// so the file list is gathered here. Extra arguments (e.g. a path filter) narrow the set.
+// Runs every test/**/*.test.ts with Node's built-in runner, compiled first (scripts/test-build.mjs). Node 20's
+// --test takes no globs, so the file list is gathered here. Extra arguments (e.g. a path filter) narrow the set.
 import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { NODE_TEST_ARGS } from './node-test-args.mjs';
+import { compiledTestFile, ensureTestBuild } from './test-build.mjs';
 import { isEndToEnd, testFiles } from './test-files.mjs';
 
 const files = testFiles(process.argv.slice(2));
@@ -10,6 +11,7 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
+ensureTestBuild();
 // Node's default runs cores - 1 files at once: one at a time on a 2-core machine. End-to-end files mostly
 // wait on sockets and timers, so a run of only those overlaps more of them; LBTREE_TEST_CONCURRENCY overrides.
 const concurrency =
@@ -17,7 +19,7 @@ const concurrency =
   (files.every(isEndToEnd) ? 4 : Math.max(2, availableParallelism()));
 const result = spawnSync(
   process.execPath,
-  [...NODE_TEST_ARGS, `--test-concurrency=${concurrency}`, ...files],
+  [...NODE_TEST_ARGS, `--test-concurrency=${concurrency}`, ...files.map(compiledTestFile)],
   {
     stdio: 'inherit',
   },

@@ -13,6 +13,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NODE_TEST_ARGS } from './node-test-args.mjs';
+import { compiledTestFile, ensureTestBuild } from './test-build.mjs';
 import { isEndToEnd, testFiles } from './test-files.mjs';
 
 function usage(message) {
@@ -36,6 +37,7 @@ for (let i = 0; i < args.length; i++) {
 
 const files = testFiles(filters).filter(isEndToEnd);
 if (files.length === 0) usage('no end-to-end test file matched');
+ensureTestBuild();
 
 /** Runs one child to completion; resolves with its exit code and its combined output. */
 function run(command, argv, options = {}) {
@@ -92,7 +94,7 @@ const started = Date.now();
 for (let round = 1; round <= runs; round++) {
   for (const file of files) {
     const t0 = Date.now();
-    const { code, signal, output } = await run(process.execPath, [...NODE_TEST_ARGS, file]);
+    const { code, signal, output } = await run(process.execPath, [...NODE_TEST_ARGS, compiledTestFile(file)]);
     const ms = Date.now() - t0;
     const c = counts.get(file);
     c.slowestMs = Math.max(c.slowestMs, ms);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
+import { nodeEval, sourceModule } from './support/child-node.js';
 
 // The package root is the documented public surface (docs/api.md), and it stays light: no regex engine.
 
@@ -14,26 +15,18 @@ function withoutRe2(script: string) {
     register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hooks)}));`;
   return spawnSync(
     process.execPath,
-    [
-      '--import',
-      `data:text/javascript,${encodeURIComponent(register)}`,
-      '--import',
-      'tsx',
-      '--input-type=module',
-      '-e',
-      script,
-    ],
+    ['--import', `data:text/javascript,${encodeURIComponent(register)}`, ...nodeEval(script)],
     { encoding: 'utf8', timeout: 60_000 },
   );
 }
 
 test('importing the package root does not load RE2 (re2js); the xDS route hash policies do', () => {
   const root = withoutRe2(
-    `const m = await import('./src/index.ts'); if (typeof m.Registry !== 'function') process.exit(3);`,
+    `const m = await import('${sourceModule('src/index.ts')}'); if (typeof m.Registry !== 'function') process.exit(3);`,
   );
   assert.equal(root.status, 0, root.stderr);
   // The check itself works: a module that does need RE2 fails under the same hook.
-  const rewrite = withoutRe2(`await import('./src/hash/regex-rewrite.ts');`);
+  const rewrite = withoutRe2(`await import('${sourceModule('src/hash/regex-rewrite.ts')}');`);
   assert.notEqual(rewrite.status, 0);
   assert.match(rewrite.stderr, /re2js was loaded/);
 });

@@ -206,7 +206,7 @@ const pickedHandles = new WeakMap<experimental.SubchannelInterface, GrpcSubchann
 function pickedHandle(subchannel: experimental.SubchannelInterface): GrpcSubchannelHandle {
   let handle = pickedHandles.get(subchannel);
   if (!handle) {
-    handle = new GrpcSubchannelHandle(parseAddress(subchannel.getAddress()), subchannel, () => {}, false);
+    handle = new GrpcSubchannelHandle(parseAddress(subchannel.getAddress()), subchannel, null);
     pickedHandles.set(subchannel, handle);
   }
   return handle;

@@ -11,7 +11,7 @@ import {
 } from '../core/index.js';
 import { toGrpcState } from './connectivity.js';
 import { GrpcPickerAdapter } from './picker-adapter.js';
-import { GrpcSubchannelHandle } from './subchannel-adapter.js';
+import { GrpcSubchannelHandle, type HandleOwner } from './subchannel-adapter.js';
 
 const TRACER = 'lbtree';
 // grpc-js enables tracers from GRPC_TRACE at startup; we read it the same way, once, so that a disabled
@@ -46,7 +46,7 @@ export function subchannelOptions(options: ChannelOptions): ChannelOptions {
  * Our Helper on top of grpc-js's ChannelControlHelper: subchannels are created with the latest channel
  * options and registered with channelz; pickers are wrapped for grpc-js.
  */
-export class GrpcHelperAdapter implements Helper {
+export class GrpcHelperAdapter implements Helper, HandleOwner {
   readonly clock = realClock;
   /** Channel options of the latest update as `subchannelOptions` keeps them, passed on to new subchannels. */
   channelOptions: ChannelOptions = {};
@@ -62,9 +62,12 @@ export class GrpcHelperAdapter implements Helper {
   createSubchannel(address: Address): Subchannel {
     const grpcSubchannel = this.grpc.createSubchannel(address, this.channelOptions);
     this.grpc.addChannelzChild(grpcSubchannel.getChannelzRef());
-    return new GrpcSubchannelHandle(address, grpcSubchannel, (h) =>
-      this.grpc.removeChannelzChild(h.grpc.getChannelzRef()),
-    );
+    return new GrpcSubchannelHandle(address, grpcSubchannel, this);
+  }
+
+  /** @internal A handle this helper created was released. */
+  handleReleased(handle: GrpcSubchannelHandle): void {
+    this.grpc.removeChannelzChild(handle.grpc.getChannelzRef());
   }
 
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {

@@ -1,4 +1,4 @@
-import { experimental } from '@grpc/grpc-js';
+import { experimental, type connectivityState as GrpcState } from '@grpc/grpc-js';
 import {
   type Address,
   addressKey,
@@ -14,41 +14,56 @@ import {
 } from '../core/index.js';
 import { fromGrpcState } from './connectivity.js';
 import { watchSubchannelBackendMetrics } from './orca-stream.js';
+import { WatchList } from './watch-list.js';
 
 type GrpcSubchannel = experimental.SubchannelInterface;
 
+/** Who hears that an owned handle was released (the helper adapter: channelz bookkeeping). */
+export interface HandleOwner {
+  handleReleased(handle: GrpcSubchannelHandle): void;
+}
+
+const NO_UNWATCH: Unwatch = () => {};
+
 /**
  * One lbtree handle on a grpc-js subchannel. Holding it holds a grpc-js ref; `release()` gives it back. The
- * grpc-js complete-pick result for this subchannel is built once here, so a pick allocates nothing.
+ * grpc-js complete-pick result for this subchannel is built on its first pick and kept, so picks do not
+ * allocate. A channel holds one handle per endpoint, so its fields stay few and are made when first needed:
+ * its watchers of each kind share one grpc-js listener (see {@link WatchList}).
  */
 export class GrpcSubchannelHandle implements Subchannel {
   readonly key: string;
-  /** Reused by the picker adapter for every complete pick without call hooks. */
-  readonly completeResult: experimental.PickResult;
-  private readonly listeners = new Set<experimental.ConnectivityStateListener>();
-  private readonly healthListeners = new Set<experimental.HealthListener>();
-  private readonly metricsWatches = new Set<Unwatch>();
+  private complete: experimental.PickResult | null = null;
+  private stateWatches: WatchList<StateListener> | null = null;
+  private grpcStateListener: experimental.ConnectivityStateListener | null = null;
+  private healthWatches: WatchList<StateListener> | null = null;
+  private grpcHealthListener: experimental.HealthListener | null = null;
+  private metricsWatches: Unwatch[] | null = null;
   private released = false;
 
   /**
-   * With `owned` false the handle holds no ref and release() gives none back: a view of a subchannel that a
+   * With no `owner` the handle holds no ref and release() gives none back: a view of a subchannel that a
    * grpc-js policy picked (see grpc-js-child.ts), which that policy owns.
    */
   constructor(
     readonly address: Address,
     readonly grpc: GrpcSubchannel,
-    private readonly onRelease: (handle: GrpcSubchannelHandle) => void,
-    private readonly owned = true,
+    private readonly owner: HandleOwner | null,
   ) {
     this.key = addressKey(address);
-    if (owned) grpc.ref();
-    this.completeResult = Object.freeze({
+    if (owner) grpc.ref();
+  }
+
+  /** Reused by the picker adapter for every complete pick without call hooks. */
+  get completeResult(): experimental.PickResult {
+    this.complete ??= Object.freeze({
       pickResultType: experimental.PickResultType.COMPLETE,
-      subchannel: grpc,
+      subchannel: this.grpc,
       status: null,
       onCallStarted: null,
       onCallEnded: null,
     });
+    return this.complete;
   }
 
   get state(): ConnectivityState {
@@ -62,53 +77,69 @@ export class GrpcSubchannelHandle implements Subchannel {
   }
 
   watchConnectivity(listener: StateListener): Unwatch {
-    if (this.released) return () => {};
-    const grpcListener: experimental.ConnectivityStateListener = (
-      _sub,
-      _prev,
-      next,
-      _keepalive,
-      errorMessage,
-    ) => {
-      const state = fromGrpcState(next);
-      listener(
-        state,
-        state === TRANSIENT_FAILURE
-          ? unavailable(`${this.key}: ${errorMessage ?? 'connection failed'}`)
-          : OK_STATUS,
-      );
-    };
-    this.listeners.add(grpcListener);
-    this.grpc.addConnectivityStateListener(grpcListener);
+    if (this.released) return NO_UNWATCH;
+    this.stateWatches ??= new WatchList();
+    const watches = this.stateWatches;
+    if (watches.size === 0) {
+      this.grpcStateListener ??= (_sub, _prev, next, _keepalive, errorMessage) =>
+        this.onGrpcState(next, errorMessage);
+      this.grpc.addConnectivityStateListener(this.grpcStateListener);
+    }
+    const watch = watches.add(listener);
     return () => {
-      if (this.listeners.delete(grpcListener)) this.grpc.removeConnectivityStateListener(grpcListener);
+      if (watches.remove(watch) && watches.size === 0 && !this.released) {
+        this.grpc.removeConnectivityStateListener(this.grpcStateListener!);
+      }
     };
+  }
+
+  private onGrpcState(next: GrpcState, errorMessage: string | undefined): void {
+    const watches = this.stateWatches?.current;
+    if (watches === undefined || watches.length === 0) return;
+    const state = fromGrpcState(next);
+    const status =
+      state === TRANSIENT_FAILURE
+        ? unavailable(`${this.key}: ${errorMessage ?? 'connection failed'}`)
+        : OK_STATUS;
+    for (const w of watches) if (w.active) w.listener(state, status);
   }
 
   /** Reports health changes of a READY connection (pick_first watches health only while READY). */
   watchHealth(listener: StateListener): Unwatch {
-    if (this.released) return () => {};
-    const grpcListener: experimental.HealthListener = (healthy) => {
-      if (this.state !== READY) return;
-      listener(
-        healthy ? READY : TRANSIENT_FAILURE,
-        healthy ? OK_STATUS : unavailable(`${this.key}: unhealthy`),
-      );
-    };
-    this.healthListeners.add(grpcListener);
-    this.grpc.addHealthStateWatcher(grpcListener);
+    if (this.released) return NO_UNWATCH;
+    this.healthWatches ??= new WatchList();
+    const watches = this.healthWatches;
+    if (watches.size === 0) {
+      this.grpcHealthListener ??= (healthy) => this.onGrpcHealth(healthy);
+      this.grpc.addHealthStateWatcher(this.grpcHealthListener);
+    }
+    const watch = watches.add(listener);
     return () => {
-      if (this.healthListeners.delete(grpcListener)) this.grpc.removeHealthStateWatcher(grpcListener);
+      if (watches.remove(watch) && watches.size === 0 && !this.released) {
+        this.grpc.removeHealthStateWatcher(this.grpcHealthListener!);
+      }
     };
+  }
+
+  private onGrpcHealth(healthy: boolean): void {
+    const watches = this.healthWatches?.current;
+    if (watches === undefined || watches.length === 0 || this.state !== READY) return;
+    const status = healthy ? OK_STATUS : unavailable(`${this.key}: unhealthy`);
+    for (const w of watches) if (w.active) w.listener(healthy ? READY : TRANSIENT_FAILURE, status);
   }
 
   /** A51 out-of-band reports: the ORCA stream on this connection, shared with every other handle on it. */
   watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
-    if (this.released) return () => {};
+    if (this.released) return NO_UNWATCH;
     const stop = watchSubchannelBackendMetrics(this.grpc, periodMs, listener);
-    this.metricsWatches.add(stop);
+    this.metricsWatches ??= [];
+    const watches = this.metricsWatches;
+    watches.push(stop);
     return () => {
-      if (this.metricsWatches.delete(stop)) stop();
+      const i = watches.indexOf(stop);
+      if (i < 0) return;
+      watches.splice(i, 1);
+      stop();
     };
   }
 
@@ -123,13 +154,20 @@ export class GrpcSubchannelHandle implements Subchannel {
   release(): void {
     if (this.released) return;
     this.released = true;
-    for (const l of this.listeners) this.grpc.removeConnectivityStateListener(l);
-    for (const l of this.healthListeners) this.grpc.removeHealthStateWatcher(l);
-    this.listeners.clear();
-    this.healthListeners.clear();
-    for (const stop of this.metricsWatches) stop();
-    this.metricsWatches.clear();
-    this.onRelease(this);
-    if (this.owned) this.grpc.unref();
+    if (this.stateWatches !== null && this.stateWatches.size > 0) {
+      this.grpc.removeConnectivityStateListener(this.grpcStateListener!);
+    }
+    this.stateWatches?.clear();
+    if (this.healthWatches !== null && this.healthWatches.size > 0) {
+      this.grpc.removeHealthStateWatcher(this.grpcHealthListener!);
+    }
+    this.healthWatches?.clear();
+    const metrics = this.metricsWatches;
+    this.metricsWatches = null;
+    if (metrics !== null) for (const stop of metrics.splice(0)) stop();
+    if (this.owner) {
+      this.owner.handleReleased(this);
+      this.grpc.unref();
+    }
   }
 }

@@ -101,49 +101,63 @@ class StatefulSessionFilter extends experimental.BaseFilter {
   }
 }
 
+type CallConfig = ReturnType<experimental.ConfigSelector['invoke']>;
+type MethodConfig = CallConfig['methodConfig'];
+
+/** The method config of a call without a route timeout, and the filters of a call without a session: shared. */
+const NO_TIMEOUT: MethodConfig = Object.freeze({ name: Object.freeze([]) as unknown as [] });
+const NO_FILTERS: CallConfig['dynamicFilterFactories'] = Object.freeze([]) as unknown as [];
+
 /** grpc-js's view of one config selector (A31): route, cluster and hash per call, released when replaced. */
 class GrpcConfigSelector implements experimental.ConfigSelector {
+  /** A route's timeout as grpc-js's method config, made once per distinct timeout (calls allocate none). */
+  private readonly timeouts = new Map<number, MethodConfig>();
+
   constructor(private readonly router: CallRouter) {}
 
-  invoke(methodName: string, metadata: Metadata): ReturnType<experimental.ConfigSelector['invoke']> {
+  invoke(methodName: string, metadata: Metadata): CallConfig {
     const selection = this.router.select(
       methodName,
       metadata as unknown as Parameters<CallRouter['select']>[1],
     );
     if (!selection.ok) {
       return {
-        methodConfig: { name: [] },
+        methodConfig: NO_TIMEOUT,
         pickInformation: {},
         status: GrpcStatus.OK,
         dynamicFilterFactories: [failingFilter(selection.status)],
       };
     }
-    const timeout = selection.timeoutMs;
     const pickInformation: Record<string, unknown> = {
       [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
       [HASH_PICK_INFO_KEY]: selection.hash.toString(),
     };
     const session = selection.session;
-    const filters: experimental.FilterFactory<experimental.Filter>[] = [];
+    let filters = NO_FILTERS;
     if (session !== undefined) {
       // A61's call attribute is an object the pick writes to. grpc-js types pick information as strings, but
       // hands every pick of the call this very object (load-balancing-call.js passes callConfig.pickInformation
       // to the picker), so the session travels in it; lbtree's picker adapter reads values untyped.
       pickInformation[XDS_OVERRIDE_HOST_CALL_ATTRIBUTE] = session;
-      filters.push({ createFilter: () => new StatefulSessionFilter(session) });
+      filters = [{ createFilter: () => new StatefulSessionFilter(session) }];
     }
     return {
-      methodConfig: {
-        name: [],
-        ...(timeout !== undefined
-          ? { timeout: { seconds: Math.floor(timeout / 1000), nanos: Math.round((timeout % 1000) * 1e6) } }
-          : {}),
-      },
+      methodConfig: selection.timeoutMs === undefined ? NO_TIMEOUT : this.methodConfig(selection.timeoutMs),
       onCommitted: selection.release,
       pickInformation: pickInformation as Record<string, string>,
       status: GrpcStatus.OK,
       dynamicFilterFactories: filters,
     };
+  }
+
+  private methodConfig(timeoutMs: number): MethodConfig {
+    let config = this.timeouts.get(timeoutMs);
+    if (config === undefined) {
+      const timeout = { seconds: Math.floor(timeoutMs / 1000), nanos: Math.round((timeoutMs % 1000) * 1e6) };
+      config = Object.freeze({ name: Object.freeze([]) as unknown as [], timeout: Object.freeze(timeout) });
+      this.timeouts.set(timeoutMs, config);
+    }
+    return config;
   }
 
   unref(): void {

@@ -126,9 +126,15 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
     return true;
   }
 
+  /**
+   * Only an IDLE child has anything to do on exitIdle (pick_first ignores it otherwise), and the counts say
+   * whether there is one. grpc-js calls exitIdle down the whole tree on EVERY call, so walking 10,000
+   * children here made each RPC O(n).
+   */
   exitIdle(): void {
+    if (this.list.counts[IDLE] === 0) return;
     workMeter.visits += this.list.size;
-    for (const child of this.list.children.values()) child.exitIdle();
+    for (const child of this.list.children.values()) if (child.state === IDLE) child.exitIdle();
   }
 
   resetBackoff(): void {

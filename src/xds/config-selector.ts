@@ -62,6 +62,8 @@ interface PreparedRoute {
   readonly route: XdsRoute;
   readonly hasher: RequestHasher | null;
   readonly clusters: readonly string[];
+  /** The xds_cluster_manager child of each of `clusters` (named once here, not per call). */
+  readonly clusterChildren: readonly string[];
   /** Cumulative weights, for weighted_clusters (empty for a single cluster). */
   readonly cumulative: readonly number[];
   readonly totalWeight: number;
@@ -92,6 +94,7 @@ function prepare(
       route,
       hasher: null,
       clusters: [],
+      clusterChildren: [],
       cumulative: [],
       totalWeight: 0,
       timeoutMs: undefined,
@@ -109,6 +112,7 @@ function prepare(
       route,
       hasher,
       clusters: [action.cluster],
+      clusterChildren: [clusterChildName(action.cluster)],
       cumulative: [],
       totalWeight: 0,
       timeoutMs,
@@ -126,6 +130,7 @@ function prepare(
     route,
     hasher,
     clusters: action.clusters.map((c) => c.name),
+    clusterChildren: action.clusters.map((c) => clusterChildName(c.name)),
     cumulative,
     totalWeight: sum,
     timeoutMs,
@@ -168,6 +173,7 @@ export class XdsConfigSelector {
       if (prepared.failure !== null) return { ok: false, status: prepared.failure };
       const chosen = this.chooseCluster(prepared);
       let cluster = prepared.clusters[chosen]!;
+      let clusterChild = prepared.clusterChildren[chosen]!;
       let session: StatefulSessionCall | undefined;
       const cookie = prepared.sessionCookies[chosen];
       if (cookie !== undefined && cookiePathMatches(cookie.path, path)) {
@@ -180,6 +186,7 @@ export class XdsConfigSelector {
           prepared.clusters.includes(received.cluster)
         ) {
           cluster = received.cluster;
+          clusterChild = clusterChildName(cluster);
         }
         session = new StatefulSessionCall(cookie, received, cluster);
       }
@@ -190,7 +197,7 @@ export class XdsConfigSelector {
       return {
         ok: true,
         cluster,
-        clusterChild: clusterChildName(cluster),
+        clusterChild,
         hash,
         timeoutMs: prepared.timeoutMs,
         release: () => {

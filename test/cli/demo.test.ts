@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
+import { nodeScript } from '../support/child-node.js';
 
 const lbtree = (...args: string[]) =>
-  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  spawnSync(process.execPath, nodeScript('src/cli/main.ts', ...args), {
     encoding: 'utf8',
     timeout: 60_000,
   });

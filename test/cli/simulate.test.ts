@@ -9,6 +9,7 @@ import { simulate } from '../../src/cli/simulate/command.js';
 import { runScenario } from '../../src/cli/simulate/run-scenario.js';
 import { parseScenario, ScenarioError } from '../../src/cli/simulate/scenario.js';
 import { clusterToTreeFromJson } from '../../src/xds/index.js';
+import { nodeScript } from '../support/child-node.js';
 
 const example = (name: string) => parse(readFileSync(join('examples/simulate', name), 'utf8'));
 
@@ -52,9 +53,7 @@ test('lbtree simulate prints the timeline and writes a self-contained HTML page'
   const html = join(mkdtempSync(join(tmpdir(), 'lbtree-')), 'out.html');
   const r = spawnSync(
     process.execPath,
-    [
-      '--import',
-      'tsx',
+    nodeScript(
       'src/cli/main.ts',
       'simulate',
       '--cluster',
@@ -65,7 +64,7 @@ test('lbtree simulate prints the timeline and writes a self-contained HTML page'
       'examples/simulate/scenario-endpoint-flap.yaml',
       '--html',
       html,
-    ],
+    ),
     { encoding: 'utf8', timeout: 60_000 },
   );
   assert.equal(r.status, 0, r.stderr);

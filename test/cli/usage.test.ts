@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
+import { nodeEval, nodeScript, sourceModule } from '../support/child-node.js';
 
 const lbtree = (...args: string[]) =>
-  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  spawnSync(process.execPath, nodeScript('src/cli/main.ts', ...args), {
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -44,13 +45,13 @@ test('--help: within each section the descriptions start in one column', () => {
 
 test('Ctrl-C during the live demo view brings the cursor back and exits 130', () => {
   const script = `
-    import { LiveView } from './src/cli/demo/view.ts';
+    import { LiveView } from '${sourceModule('src/cli/demo/view.ts')}';
     const view = new LiveView(process.stdout);
     view.frame({ scenario: 's', elapsedMs: 0, durationMs: 1000, channelState: 'READY', event: '-', backends: [], failures: 0 });
     process.kill(process.pid, 'SIGINT');
     setTimeout(() => {}, 10_000);
   `;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+  const r = spawnSync(process.execPath, nodeEval(script), {
     encoding: 'utf8',
     timeout: 60_000,
   });

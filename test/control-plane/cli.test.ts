@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import { runControlPlane } from '../../src/cli/control-plane/command.js';
 import { CLUSTER_TYPE_URL, cluster, xdsService } from '../../src/control-plane/index.js';
 import { AdsTestClient, namesIn } from '../support/ads-test-client.js';
+import { nodeScript } from '../support/child-node.js';
 
 /** The child's stdout, line by line, with a wait for the first line matching a pattern. */
 class Output {
@@ -67,17 +68,7 @@ test('lbtree control-plane serves the file, pushes edits, keeps the last good se
   writeFileSync(file, stringify(service('127.0.0.1:1001')));
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
-      'control-plane',
-      '--resources',
-      file,
-      '--port',
-      '0',
-      '--print-bootstrap',
-    ],
+    nodeScript('src/cli/main.ts', 'control-plane', '--resources', file, '--port', '0', '--print-bootstrap'),
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { realClock } from '../../src/core/index.js';
+import { nodeEval, sourceModule } from '../support/child-node.js';
 
 test('the real clock fires timers and can cancel them', async () => {
   let fired = 0;
@@ -17,12 +18,9 @@ test("the real clock's timers are unref'd: a 15-minute timer does not keep the p
   const started = Date.now();
   const child = spawnSync(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      '-e',
-      "import('./src/core/clock.ts').then(({ realClock }) => { realClock.setTimer(15 * 60_000, () => {}); })",
-    ],
+    nodeEval(
+      `const { realClock } = await import('${sourceModule('src/core/clock.ts')}'); realClock.setTimer(15 * 60_000, () => {});`,
+    ),
     { encoding: 'utf8', timeout: 30_000 },
   );
   assert.equal(child.status, 0, child.stderr);

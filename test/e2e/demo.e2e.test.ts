@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { SCENARIOS } from '../../src/cli/demo/catalog.js';
+import { nodeScript } from '../support/child-node.js';
 
 /** Runs `lbtree ARGS…` to its end; resolves with its exit code and output. */
 function lbtree(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, nodeScript('src/cli/main.ts', ...args), {
       timeout: 120_000,
     });
     let stdout = '';

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
+import { nodeEval, sourceModule } from '../support/child-node.js';
 
 // A child process that uses lbtree on a real channel, closes it, and must then exit by itself: no lbtree
 // timer (Happy Eyeballs, backoff hops) or handle may keep the event loop alive.
 const SCRIPT = `
-import { register } from './src/grpc-js/index.ts';
-import { Blackhole, newClient, startBackends, whoami } from './src/cli/loopback-backends.ts';
+import { register } from '${sourceModule('src/grpc-js/index.ts')}';
+import { Blackhole, newClient, startBackends, whoami } from '${sourceModule('src/cli/loopback-backends.ts')}';
 register();
 const [good] = await startBackends(['good']);
 const hole = await new Blackhole().start();
@@ -22,13 +23,13 @@ hole.stop();
 console.log('closed');
 `;
 
-// Start-up (tsx, grpc-js, servers, the Happy Eyeballs attempt) can take many seconds on a loaded machine, so
+// Start-up (grpc-js, servers, the Happy Eyeballs attempt) can take many seconds on a loaded machine, so
 // the clock that matters starts when the script says it closed everything: from then on the process must end
 // by itself within EXIT_WITHIN_MS.
 const EXIT_WITHIN_MS = 10_000;
 
 test('after channel.close() nothing of lbtree keeps the process alive', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT], {
+  const child = spawn(process.execPath, nodeEval(SCRIPT), {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

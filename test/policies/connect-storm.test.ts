@@ -111,3 +111,31 @@ describe('connect storms cost O(n) at every level (issue 10; A61 petiole aggrega
     });
   }
 });
+
+describe('exitIdle on a connected tree is O(1) (grpc-js calls it on every RPC)', () => {
+  // A61 "Petiole policies": a petiole asks an IDLE child to reconnect as soon as it reports IDLE, so with no
+  // IDLE child exitIdle has nothing to do; grpc-js's channel calls exitIdle down the tree before every call.
+  for (const c of CASES.filter((k) => !k.lazy)) {
+    test(`${c.name}: 1,000 exitIdle calls over 2,000 READY endpoints visit no endpoint`, () => {
+      const sim = new Simulation();
+      const n = 2000;
+      for (let i = 0; i < n; i++) sim.script(address(i), { connectAfterMs: 1 });
+      assert.equal(
+        sim.update(
+          Array.from({ length: n }, (_, i) => c.endpoint(i)),
+          c.config(n),
+        ),
+        true,
+      );
+      sim.advance(1);
+      assert.equal(sim.state, 'READY');
+      const before = workMeter.visits;
+      for (let k = 0; k < 1000; k++) sim.exitIdle();
+      const perCall = (workMeter.visits - before) / 1000;
+      // Parents with one child per endpoint (weighted_target, wrr_locality here) still visit their children.
+      const parentsPerEndpoint = c.name.startsWith('weighted_target') || c.name.startsWith('xds_wrr') ? n : 0;
+      assert.ok(perCall <= parentsPerEndpoint + 2, `${perCall} visits per exitIdle`);
+      sim.destroy();
+    });
+  }
+});

@@ -75,7 +75,8 @@ export class OverrideHostSubchannel extends ForwardingSubchannel {
   private base: CompletePick | null = null;
   private mapped: CompletePick | null = null;
   private released = false;
-  private readonly watches = new Set<Unwatch>();
+  /** The child's watches, made on the first (a channel holds one wrapper per endpoint). */
+  private watches: Unwatch[] | null = null;
 
   constructor(
     inner: Subchannel,
@@ -108,9 +109,13 @@ export class OverrideHostSubchannel extends ForwardingSubchannel {
    * here rather than by `inner.release()`.
    */
   private track(unwatch: Unwatch): Unwatch {
-    this.watches.add(unwatch);
+    this.watches ??= [];
+    const watches = this.watches;
+    watches.push(unwatch);
     return () => {
-      this.watches.delete(unwatch);
+      const i = watches.indexOf(unwatch);
+      if (i < 0) return;
+      watches.splice(i, 1);
       unwatch();
     };
   }
@@ -118,8 +123,9 @@ export class OverrideHostSubchannel extends ForwardingSubchannel {
     if (this.released) return;
     this.released = true;
     this.unwatchOwn();
-    for (const unwatch of this.watches) unwatch();
-    this.watches.clear();
+    const watches = this.watches;
+    this.watches = null;
+    if (watches !== null) for (const unwatch of watches.splice(0)) unwatch();
     this.owner.childReleased(this);
   }
 
