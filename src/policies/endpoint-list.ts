@@ -195,7 +195,10 @@ export class EndpointList {
     // endpoints then costs one lookup per endpoint.
     const generation = ++this.generation;
     const children = this.byKey;
-    const distinct: EndpointChild[] = [];
+    // Sized for the list at once (trimmed below if it had duplicates): no growth steps, and a one-endpoint
+    // list makes a one-slot array.
+    const distinct: EndpointChild[] = new Array(endpoints.length);
+    let count = 0;
     this.updating = true;
     workMeter.visits += endpoints.length;
     try {
@@ -211,7 +214,7 @@ export class EndpointList {
           continue;
         }
         child.generation = generation;
-        distinct.push(child);
+        distinct[count++] = child;
         const previous = child.endpoint;
         child.endpoint = e;
         // An endpoint re-delivered as it was needs nothing from its child (hot for large, stable lists).
@@ -220,7 +223,8 @@ export class EndpointList {
         if (!isNew && !argsChanged && unchanged) continue;
         child.updateChild(childArgs);
       }
-      if (distinct.length < children.size) this.sweep(generation);
+      if (count < distinct.length) distinct.length = count;
+      if (count < children.size) this.sweep(generation);
     } finally {
       this.updating = false;
     }

@@ -71,7 +71,7 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     return weight;
   }
 
-  protected override wrapSubchannel(child: EndpointChild, subchannel: Subchannel): Subchannel {
+  override wrapSubchannel(child: EndpointChild, subchannel: Subchannel): Subchannel {
     const weight = this.weightOf(child);
     const watched = new OobWatchedSubchannel(
       subchannel,
