@@ -141,12 +141,12 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   exitIdle(): void {
     if (this.list.counts[IDLE] === 0) return;
     workMeter.visits += this.list.size;
-    for (const child of this.list.children.values()) if (child.state === IDLE) child.exitIdle();
+    for (const child of this.list.children) if (child.state === IDLE) child.exitIdle();
   }
 
   resetBackoff(): void {
     workMeter.visits += this.list.size;
-    for (const child of this.list.children.values()) child.resetBackoff();
+    for (const child of this.list.children) child.resetBackoff();
   }
 
   destroy(): void {
