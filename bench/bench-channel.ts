@@ -21,7 +21,10 @@ import {
   realClock,
   type StateListener,
   type Subchannel,
+  type Unwatch,
 } from 'lbtree';
+
+const NO_UNWATCH: Unwatch = () => {};
 
 export class BenchSubchannel implements Subchannel {
   state: ConnectivityState = IDLE;
@@ -42,8 +45,12 @@ export class BenchSubchannel implements Subchannel {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
-  watchHealth(listener: StateListener) {
-    return this.watchConnectivity(listener);
+  /**
+   * Health is constant (READY while connected, no health checks), so a health watch never fires: as on a real
+   * channel without health checking, and as grpc-js's fake does (its health watchers are no-ops too).
+   */
+  watchHealth(_listener: StateListener): Unwatch {
+    return NO_UNWATCH;
   }
   requestConnection(): void {
     if (this.state === IDLE) this.transition(CONNECTING);
@@ -54,6 +61,8 @@ export class BenchSubchannel implements Subchannel {
 
 export class BenchChannel implements Helper {
   readonly pool = new Map<string, BenchSubchannel>();
+  /** The pool's subchannels in the order they were created. */
+  readonly created: BenchSubchannel[] = [];
   /** Pick arguments with no metadata and no hash, shared by every pick. */
   readonly pickArgs: PickArgs = { metadata: { get: () => [] } };
   private readonly interned = new Map<string, Address>();
@@ -72,6 +81,7 @@ export class BenchChannel implements Helper {
       sub = new BenchSubchannel(address, key);
       if (this.connected) sub.state = READY;
       this.pool.set(key, sub);
+      this.created.push(sub);
     }
     return sub;
   }

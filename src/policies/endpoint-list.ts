@@ -11,7 +11,6 @@ import {
   IDLE,
   NO_CHANNEL_ARGS,
   OK_STATUS,
-  ok,
   type Picker,
   queuePicker,
   SHUTDOWN,
@@ -58,18 +57,13 @@ export class EndpointChild implements Helper {
   /** Free for the owning policy: ring_hash keeps the endpoint's index in its current ring here. */
   slot = -1;
   private child: PickFirst | null = null;
-  readonly clock: Clock;
-  readonly trace: Trace;
 
   constructor(
     readonly key: string,
     public endpoint: Endpoint,
     private readonly list: EndpointList,
-    private readonly parent: Helper,
     lazy: boolean,
   ) {
-    this.clock = parent.clock;
-    this.trace = parent.trace;
     // A61: an eager child is assumed CONNECTING until it says otherwise; a lazy one is IDLE until started.
     this.state = lazy ? IDLE : CONNECTING;
     if (!lazy) this.child = new PickFirst(this);
@@ -80,11 +74,7 @@ export class EndpointChild implements Helper {
     if (this.state === SHUTDOWN) return;
     if (this.child === null) {
       this.child = new PickFirst(this);
-      this.child.update({
-        endpoints: ok([this.endpoint]),
-        config: CHILD_CONFIG,
-        attributes: this.list.childArgs,
-      });
+      this.child.updateList([this.endpoint], CHILD_CONFIG, this.list.childArgs);
     } else {
       this.child.exitIdle();
     }
@@ -100,7 +90,7 @@ export class EndpointChild implements Helper {
 
   /** @internal EndpointList's: passes a new endpoint or new settings on to a started child. */
   updateChild(attributes: ChannelArgs): void {
-    this.child?.update({ endpoints: ok([this.endpoint]), config: CHILD_CONFIG, attributes });
+    this.child?.updateList([this.endpoint], CHILD_CONFIG, attributes);
   }
 
   /** @internal EndpointList's. */
@@ -110,17 +100,25 @@ export class EndpointChild implements Helper {
     this.child = null;
   }
 
+  // The parent's helper is read through the list rather than kept: fewer fields on every endpoint.
+  get clock(): Clock {
+    return this.list.helper.clock;
+  }
+  get trace(): Trace {
+    return this.list.helper.trace;
+  }
+
   createSubchannel(address: Address, attributes: Attributes): Subchannel {
-    return this.list.subchannelFor(this, this.parent.createSubchannel(address, attributes));
+    return this.list.subchannelFor(this, this.list.helper.createSubchannel(address, attributes));
   }
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
     this.list.onChildReport(this, state, status, picker);
   }
   requestReresolution(): void {
-    this.parent.requestReresolution();
+    this.list.helper.requestReresolution();
   }
   random(): number {
-    return this.parent.random();
+    return this.list.helper.random();
   }
 }
 
@@ -161,7 +159,8 @@ export class EndpointList {
   private readonly lazy: boolean;
 
   constructor(
-    private readonly helper: Helper,
+    /** @internal The parent's helper, which every child's helper forwards to. */
+    readonly helper: Helper,
     private readonly owner: EndpointListOwner,
     options?: EndpointListOptions,
   ) {
@@ -245,7 +244,7 @@ export class EndpointList {
   }
 
   private createChild(key: string, e: Endpoint): EndpointChild {
-    const child = new EndpointChild(key, e, this, this.helper, this.lazy);
+    const child = new EndpointChild(key, e, this, this.lazy);
     this.counts[child.state]++;
     return child;
   }

@@ -106,8 +106,13 @@ export type LeastRequestSlot = CallCounter | CompletePick | DelegatingEntry;
 
 /** A READY child's two slots. */
 export function leastRequestSlots(picker: Picker, counter: CallCounter): readonly LeastRequestSlot[] {
+  return [counter, resultSlot(picker, counter)];
+}
+
+/** A READY child's second slot: its counted constant result, or its picker. */
+function resultSlot(picker: Picker, counter: CallCounter): LeastRequestSlot {
   const constant = picker.constantResult;
-  return [counter, constant?.type === 'complete' ? counter.counted(constant) : new DelegatingEntry(picker)];
+  return constant?.type === 'complete' ? counter.counted(constant) : new DelegatingEntry(picker);
 }
 
 /**
@@ -195,13 +200,14 @@ export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestS
     this.choiceCount = config.choiceCount;
   }
 
-  protected entryFor(child: EndpointChild): readonly LeastRequestSlot[] {
+  protected entryFor(child: EndpointChild, into: LeastRequestSlot[]): void {
     let counter = this.counters.get(child);
     if (counter === undefined) {
       counter = new CallCounter();
       this.counters.set(child, counter);
     }
-    return leastRequestSlots(child.picker, counter);
+    into[0] = counter;
+    into[1] = resultSlot(child.picker, counter);
   }
 
   protected readyPicker(ready: ArraySnapshot<LeastRequestSlot>): Picker {

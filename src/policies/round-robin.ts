@@ -54,8 +54,8 @@ export class RoundRobinPicker implements Picker {
  * connectivity management and state rules are the shared {@link EagerPetiole}'s.
  */
 export class RoundRobin extends EagerPetiole<object, RoundRobinEntry> {
-  protected entryFor(child: EndpointChild): readonly RoundRobinEntry[] {
-    return [roundRobinEntry(child.picker)];
+  protected entryFor(child: EndpointChild, into: RoundRobinEntry[]): void {
+    into[0] = roundRobinEntry(child.picker);
   }
 
   protected readyPicker(ready: ArraySnapshot<RoundRobinEntry>): Picker {

@@ -41,7 +41,46 @@ import {
 
 const NO_ATTEMPTS: readonly never[] = Object.freeze([]);
 
-/** One address pick_first holds a subchannel for. */
+/** What pick_first reads of its channel settings. */
+interface PickFirstSettings {
+  /** The settings object these were read from. */
+  readonly args: ChannelArgs | null;
+  readonly healthWatch: boolean;
+  readonly attemptDelayMs: number;
+}
+
+const NO_SETTINGS: PickFirstSettings = Object.freeze({
+  args: null,
+  healthWatch: false,
+  attemptDelayMs: DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
+});
+const settingsCache = new WeakMap<ChannelArgs, PickFirstSettings>();
+
+/**
+ * Read once per settings object: a parent passes one object to all its children, so thousands of pick_first
+ * children share one record instead of each reading and keeping the same values.
+ */
+function settingsFor(args: ChannelArgs): PickFirstSettings {
+  let settings = settingsCache.get(args);
+  if (settings === undefined) {
+    settings = Object.freeze({
+      args,
+      healthWatch: booleanArg(args, HEALTH_WATCH_ARG, false),
+      attemptDelayMs: clamp(
+        numberArg(args, CONNECTION_ATTEMPT_DELAY_ARG, DEFAULT_CONNECTION_ATTEMPT_DELAY_MS),
+        MIN_CONNECTION_ATTEMPT_DELAY_MS,
+        MAX_CONNECTION_ATTEMPT_DELAY_MS,
+      ),
+    });
+    settingsCache.set(args, settings);
+  }
+  return settings;
+}
+
+/**
+ * One address pick_first holds a subchannel for. A petiole holds one per endpoint (tens of thousands), so it
+ * keeps only what later decisions read, and its watches are bound methods rather than closures over a context.
+ */
 class Attempt {
   /** The raw state as last delivered to us. */
   state: ConnectivityState;
@@ -52,12 +91,26 @@ class Attempt {
   private readonly unwatch: Unwatch;
 
   constructor(
-    readonly address: FlatAddress,
+    /** The address's {@link addressKey}: how a new list recognises it. */
+    readonly key: string,
     readonly subchannel: Subchannel,
-    owner: PickFirst,
+    private readonly owner: PickFirst,
   ) {
     this.state = subchannel.state;
-    this.unwatch = subchannel.watchConnectivity((state, status) => owner.onAttemptState(this, state, status));
+    this.unwatch = subchannel.watchConnectivity(this.onState.bind(this));
+  }
+
+  private onState(state: ConnectivityState, status: Status): void {
+    this.owner.onAttemptState(this, state, status);
+  }
+
+  /** A61: watches the health of the chosen connection. */
+  watchHealth(): void {
+    this.unwatchHealth = this.subchannel.watchHealth(this.onHealth.bind(this));
+  }
+
+  private onHealth(state: ConnectivityState, status: Status): void {
+    this.owner.onAttemptHealth(this, state, status);
   }
 
   release(): void {
@@ -74,7 +127,11 @@ class Attempt {
  * the universal leaf. It connects to one address of its list and sends every call there.
  */
 export class PickFirst implements LoadBalancer<PickFirstConfig> {
-  private addresses: readonly FlatAddress[] | null = null;
+  /**
+   * The endpoints in the order passes walk them (the list, or its shuffle), null before the first list and
+   * after a failed one. The flattened address list is derived from it per pass and not kept (A61 Flattening).
+   */
+  private order: readonly Endpoint[] | null = null;
   /** The addresses of the running pass (or of sticky-TF retrying), in attempt order. */
   private attempts: readonly Attempt[] = NO_ATTEMPTS;
   private firstPass = false;
@@ -86,9 +143,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   private lastError: Status | null = null;
   private selected: Attempt | null = null;
   private reported: ConnectivityState = CONNECTING;
-  private channelArgs: ChannelArgs | null = null;
-  private healthWatch = false;
-  private attemptDelayMs = DEFAULT_CONNECTION_ATTEMPT_DELAY_MS;
+  private settings: PickFirstSettings = NO_SETTINGS;
   private idleExitScheduled = false;
   private destroyed = false;
   /** The endpoints of the list in use, to recognise a re-delivered identical list cheaply. */
@@ -97,48 +152,54 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   constructor(private readonly helper: Helper) {}
 
   update(update: LbUpdate<PickFirstConfig>): boolean {
+    if (update.endpoints.ok) {
+      return this.updateList(update.endpoints.value, update.config, update.attributes, update.resolutionNote);
+    }
     if (this.destroyed) return false;
-    if (update.attributes !== this.channelArgs) {
-      // Parents pass one settings object to all their children; read it once per object.
-      this.channelArgs = update.attributes;
-      this.healthWatch = booleanArg(update.attributes, HEALTH_WATCH_ARG, false);
-      this.attemptDelayMs = clamp(
-        numberArg(update.attributes, CONNECTION_ATTEMPT_DELAY_ARG, DEFAULT_CONNECTION_ATTEMPT_DELAY_MS),
-        MIN_CONNECTION_ATTEMPT_DELAY_MS,
-        MAX_CONNECTION_ATTEMPT_DELAY_MS,
+    if (update.attributes !== this.settings.args) this.settings = settingsFor(update.attributes);
+    // A resolver error with a previous list is ignored: the previous list keeps serving.
+    if (this.order === null) {
+      const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
+      this.failWithoutAddresses(
+        unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`),
       );
     }
-    const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
-    if (!update.endpoints.ok) {
-      // A resolver error with a previous list is ignored: the previous list keeps serving.
-      if (this.addresses === null) {
-        this.failWithoutAddresses(
-          unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`),
-        );
-      }
-      return false;
-    }
-    let endpoints = update.endpoints.value;
-    const shuffle = update.config.shuffleAddressList;
-    if (!shuffle && this.addresses !== null && sameEndpointAddresses(endpoints, this.endpoints)) {
+    return false;
+  }
+
+  /**
+   * @internal {@link update} with an endpoint list, taken without the update object around it: a petiole
+   * calls it for each of its (tens of thousands of) endpoints.
+   */
+  updateList(
+    endpoints: readonly Endpoint[],
+    config: PickFirstConfig,
+    attributes: ChannelArgs,
+    resolutionNote?: string,
+  ): boolean {
+    if (this.destroyed) return false;
+    if (attributes !== this.settings.args) this.settings = settingsFor(attributes);
+    const shuffle = config.shuffleAddressList;
+    if (!shuffle && this.order !== null && sameEndpointAddresses(endpoints, this.endpoints)) {
       // The same addresses in the same order are not a new list: whatever runs (a pass, sticky-TF retries,
       // a connection) carries on. Restarting would only re-walk the list, and in sticky TF would re-request
       // re-resolution at once, a loop with a resolver that answers with the same list. New endpoint
-      // attributes still reach the subchannels created from now on.
-      if (!sameAttributes(endpoints, this.endpoints)) this.addresses = happyEyeballsOrder(endpoints);
+      // attributes still reach the subchannels created from now on (passes read them from `order`).
       this.endpoints = endpoints;
+      this.order = endpoints;
       return true;
     }
     this.endpoints = endpoints;
-    if (shuffle) endpoints = shuffleEndpoints(endpoints, () => this.helper.random());
-    const addresses = happyEyeballsOrder(endpoints);
+    const order = shuffle ? shuffleEndpoints(endpoints, () => this.helper.random()) : endpoints;
+    const addresses = happyEyeballsOrder(order);
     if (addresses.length === 0) {
+      const note = resolutionNote ? ` (${resolutionNote})` : '';
       this.failWithoutAddresses(unavailable(`empty address list${note}`));
       return false;
     }
-    this.addresses = addresses;
+    this.order = order;
     const selected = this.selected;
-    if (selected && addresses.some((a) => a.key === selected.address.key)) {
+    if (selected && addresses.some((a) => a.key === selected.key)) {
       // Still connected to an address of the new list: keep serving on it; a pass for an older list ends.
       this.releaseAttempts();
       return true;
@@ -150,8 +211,8 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   }
 
   exitIdle(): void {
-    if (this.destroyed || this.reported !== IDLE || this.selected || !this.addresses) return;
-    this.startPass(this.addresses);
+    if (this.destroyed || this.reported !== IDLE || this.selected || !this.order) return;
+    this.startPass(happyEyeballsOrder(this.order));
   }
 
   resetBackoff(): void {
@@ -168,7 +229,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
 
   /** Empty list, or a resolver error before any list: drop everything and fail (A62, sticky). */
   private failWithoutAddresses(status: Status): void {
-    this.addresses = null;
+    this.order = null;
     this.releaseAttempts();
     this.selected?.release();
     this.selected = null;
@@ -182,7 +243,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
    */
   private startPass(addresses: readonly FlatAddress[]): void {
     const previous = this.attempts.length > 0 ? new Map<string, Attempt>() : null;
-    for (const a of this.attempts) previous!.set(a.address.key, a);
+    for (let i = 0; i < this.attempts.length; i++) previous!.set(this.attempts[i]!.key, this.attempts[i]!);
     const next: Attempt[] = new Array(addresses.length);
     for (let i = 0; i < addresses.length; i++) {
       const address = addresses[i]!;
@@ -193,7 +254,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
         next[i] = kept;
       } else {
         const subchannel = this.helper.createSubchannel(address.address, address.attributes);
-        next[i] = new Attempt(address, subchannel, this);
+        next[i] = new Attempt(address.key, subchannel, this);
       }
     }
     if (previous) for (const stale of previous.values()) stale.release();
@@ -239,7 +300,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   private waitOn(index: number): void {
     this.passIndex = index;
     if (index === this.attempts.length - 1) return; // the last address: wait for the attempt itself
-    this.passTimer = this.helper.clock.setTimer(this.attemptDelayMs, () => {
+    this.passTimer = this.helper.clock.setTimer(this.settings.attemptDelayMs, () => {
       this.passTimer = null;
       this.attemptFrom(index + 1);
     });
@@ -320,14 +381,17 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
       attempts.length === 1 && attempts[0] === a ? NO_ATTEMPTS : attempts.filter((x) => x !== a);
     this.releaseAttempts();
     previous?.release();
-    if (this.healthWatch) {
-      a.unwatchHealth = a.subchannel.watchHealth((state, status) => {
-        if (a === this.selected && a.state === READY) this.reportHealth(a, state, status);
-      });
+    if (this.settings.healthWatch) {
+      a.watchHealth();
       this.reportHealth(a, a.subchannel.health, OK_STATUS);
     } else {
       this.report(READY, OK_STATUS, new SubchannelPicker(a.subchannel));
     }
+  }
+
+  /** @internal Called by an Attempt's health watch. */
+  onAttemptHealth(a: Attempt, state: ConnectivityState, status: Status): void {
+    if (a === this.selected && a.state === READY) this.reportHealth(a, state, status);
   }
 
   /** A61: with the health watch on, the chosen connection's health is what the parent sees. */
@@ -335,7 +399,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
     if (health === READY) {
       this.report(READY, OK_STATUS, new SubchannelPicker(a.subchannel));
     } else if (health === TRANSIENT_FAILURE) {
-      const failure = status.code === 0 ? unavailable(`backend ${a.address.key} is unhealthy`) : status;
+      const failure = status.code === 0 ? unavailable(`backend ${a.key} is unhealthy`) : status;
       this.report(TRANSIENT_FAILURE, failure, new FailPicker(failure));
     } else {
       this.report(health, OK_STATUS, queuePicker);
@@ -366,7 +430,8 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
 
   private releaseAttempts(): void {
     this.cancelPassTimer();
-    for (const a of this.attempts) a.release();
+    const attempts = this.attempts;
+    for (let i = 0; i < attempts.length; i++) attempts[i]!.release();
     this.attempts = NO_ATTEMPTS;
     this.firstPass = false;
   }
@@ -375,11 +440,6 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
     this.reported = state;
     this.helper.updateState(state, status, picker);
   }
-}
-
-function sameAttributes(a: readonly Endpoint[], b: readonly Endpoint[]): boolean {
-  for (let i = 0; i < a.length; i++) if (a[i]!.attributes !== b[i]!.attributes) return false;
-  return true;
 }
 
 export const pickFirstFactory: PolicyFactory<PickFirstConfig> = {

@@ -83,8 +83,8 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     return watched;
   }
 
-  protected entryFor(child: EndpointChild): readonly WeightedEndpoint[] {
-    return [new WeightedEndpoint(child.picker, this.weightOf(child))];
+  protected entryFor(child: EndpointChild, into: WeightedEndpoint[]): void {
+    into[0] = new WeightedEndpoint(child.picker, this.weightOf(child));
   }
 
   protected override childBecameReady(child: EndpointChild): void {
