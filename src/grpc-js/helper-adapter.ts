@@ -1,6 +1,7 @@
 import { type ChannelOptions, experimental, logVerbosity } from '@grpc/grpc-js';
 import {
   type Address,
+  addressKey,
   type ConnectivityState,
   type Helper,
   type Picker,
@@ -43,13 +44,44 @@ export function subchannelOptions(options: ChannelOptions): ChannelOptions {
 }
 
 /**
+ * One grpc-js subchannel the helper holds for an address, with the options it was made with, and the owner of
+ * every lbtree handle on it: the last handle released gives it back (channelz included).
+ */
+class HeldSubchannel implements HandleOwner {
+  handles = 0;
+  constructor(
+    readonly key: string,
+    readonly grpc: experimental.SubchannelInterface,
+    readonly options: ChannelOptions,
+    private readonly helper: GrpcHelperAdapter,
+  ) {}
+
+  handleReleased(): void {
+    if (--this.handles === 0) this.helper.drop(this);
+  }
+}
+
+function sameOptions(a: ChannelOptions, b: ChannelOptions): boolean {
+  if (a === b) return true;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
+}
+
+/**
  * Our Helper on top of grpc-js's ChannelControlHelper: subchannels are created with the latest channel
  * options and registered with channelz; pickers are wrapped for grpc-js.
+ *
+ * grpc-js is asked for a subchannel once per address (and options) while lbtree holds one there: another
+ * policy of the tree asking for the same address (a new child after an LB policy switch, a locality moved to
+ * another priority, xds_override_host keeping a draining endpoint) gets a new handle on the same grpc-js
+ * subchannel. grpc-js's subchannel pool keeps all of a channel's subchannels in one array and scans it on
+ * every creation, so asking again for each of 10,000 held addresses would cost 10,000² / 2 comparisons.
  */
-export class GrpcHelperAdapter implements Helper, HandleOwner {
+export class GrpcHelperAdapter implements Helper {
   readonly clock = realClock;
-  /** Channel options of the latest update as `subchannelOptions` keeps them, passed on to new subchannels. */
-  channelOptions: ChannelOptions = {};
+  private options: ChannelOptions = {};
+  private readonly held = new Map<string, HeldSubchannel>();
   readonly trace: Trace;
 
   constructor(
@@ -59,15 +91,34 @@ export class GrpcHelperAdapter implements Helper, HandleOwner {
     this.trace = lbtreeTracer(policyName);
   }
 
-  createSubchannel(address: Address): Subchannel {
-    const grpcSubchannel = this.grpc.createSubchannel(address, this.channelOptions);
-    this.grpc.addChannelzChild(grpcSubchannel.getChannelzRef());
-    return new GrpcSubchannelHandle(address, grpcSubchannel, this);
+  /** Channel options of the latest update as `subchannelOptions` keeps them, passed on to new subchannels. */
+  get channelOptions(): ChannelOptions {
+    return this.options;
   }
 
-  /** @internal A handle this helper created was released. */
-  handleReleased(handle: GrpcSubchannelHandle): void {
-    this.grpc.removeChannelzChild(handle.grpc.getChannelzRef());
+  /** Takes an update's options; equal ones keep the object in use, so held subchannels stay reusable. */
+  set channelOptions(options: ChannelOptions) {
+    if (!sameOptions(options, this.options)) this.options = options;
+  }
+
+  createSubchannel(address: Address): Subchannel {
+    const key = addressKey(address);
+    let held = this.held.get(key);
+    if (held === undefined || held.options !== this.options) {
+      const grpcSubchannel = this.grpc.createSubchannel(address, this.options);
+      this.grpc.addChannelzChild(grpcSubchannel.getChannelzRef());
+      // One made with older options stays with the handles that have it; new handles get this one.
+      held = new HeldSubchannel(key, grpcSubchannel, this.options, this);
+      this.held.set(key, held);
+    }
+    held.handles++;
+    return new GrpcSubchannelHandle(address, held.grpc, held);
+  }
+
+  /** @internal The last handle on `held` was released. */
+  drop(held: HeldSubchannel): void {
+    if (this.held.get(held.key) === held) this.held.delete(held.key);
+    this.grpc.removeChannelzChild(held.grpc.getChannelzRef());
   }
 
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {

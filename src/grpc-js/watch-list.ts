@@ -26,7 +26,8 @@ export class WatchList<L> {
 
   add(listener: L): Watch<L> {
     const watch = { listener, active: true };
-    this.watches = [...this.watches, watch];
+    // concat allocates exactly what it needs; spreading or pushing leaves V8's growth slack (17 slots for 1).
+    this.watches = this.watches.length === 0 ? [watch] : this.watches.concat(watch);
     return watch;
   }
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { connectivityState, type experimental } from '@grpc/grpc-js';
 import type { ConnectivityState } from '../../src/core/index.js';
+import { GrpcHelperAdapter } from '../../src/grpc-js/helper-adapter.js';
 import { GrpcSubchannelHandle } from '../../src/grpc-js/subchannel-adapter.js';
 
 /** The part of grpc-js's SubchannelInterface the handle uses, with its listeners in view. */
@@ -113,4 +114,77 @@ test('a handle that owns nothing (a grpc-js policy picked it) takes and gives ba
   handle.release();
   assert.equal(grpc.refs, 0);
   assert.equal(handle.completeResult, handle.completeResult, 'the complete result is built once');
+});
+
+/** A grpc-js ChannelControlHelper that counts what lbtree asks of it. */
+function fakeChannelHelper() {
+  const created: { address: string; options: object }[] = [];
+  const channelz = new Map<string, number>();
+  const helper = {
+    created,
+    channelz,
+    createSubchannel(address: { host: string; port: number }, options: object) {
+      const sub = fakeGrpcSubchannel();
+      const ref = { id: created.length, name: `${address.host}:${address.port}` };
+      Object.assign(sub, { getChannelzRef: () => ref });
+      created.push({ address: ref.name, options });
+      return sub;
+    },
+    addChannelzChild: (ref: { id: number }) =>
+      channelz.set(String(ref.id), (channelz.get(String(ref.id)) ?? 0) + 1),
+    removeChannelzChild: (ref: { id: number }) => {
+      const n = (channelz.get(String(ref.id)) ?? 0) - 1;
+      if (n <= 0) channelz.delete(String(ref.id));
+      else channelz.set(String(ref.id), n);
+    },
+    updateState: () => {},
+    requestReresolution: () => {},
+  };
+  return helper;
+}
+
+test('the helper asks grpc-js once per held address: more handles share its subchannel (grpc-js pool scans are O(n))', () => {
+  const grpc = fakeChannelHelper();
+  const helper = new GrpcHelperAdapter(grpc as never, 'test');
+  helper.channelOptions = { 'grpc.keepalive_time_ms': 10_000 };
+  const a = helper.createSubchannel({ host: '10.0.0.1', port: 80 });
+  const b = helper.createSubchannel({ host: '10.0.0.1', port: 80 });
+  const other = helper.createSubchannel({ host: '10.0.0.2', port: 80 });
+  assert.deepEqual(
+    grpc.created.map((c) => c.address),
+    ['10.0.0.1:80', '10.0.0.2:80'],
+  );
+  assert.equal((a as GrpcSubchannelHandle).grpc, (b as GrpcSubchannelHandle).grpc);
+  assert.equal(grpc.channelz.size, 2, 'one channelz child per grpc-js subchannel');
+  // An update with equal options (a new object, as every resolver update brings) keeps the subchannel.
+  helper.channelOptions = { 'grpc.keepalive_time_ms': 10_000 };
+  const c = helper.createSubchannel({ host: '10.0.0.1', port: 80 });
+  assert.equal(grpc.created.length, 2);
+  a.release();
+  b.release();
+  assert.equal(grpc.channelz.size, 2, 'still held by c');
+  c.release();
+  other.release();
+  assert.equal(grpc.channelz.size, 0, 'the last handle gives the channelz child back');
+  helper.createSubchannel({ host: '10.0.0.1', port: 80 });
+  assert.equal(grpc.created.length, 3, 'released everywhere: asked again');
+});
+
+test('new channel options make a new grpc-js subchannel; handles on the old one keep it until released', () => {
+  const grpc = fakeChannelHelper();
+  const helper = new GrpcHelperAdapter(grpc as never, 'test');
+  helper.channelOptions = { 'grpc.keepalive_time_ms': 10_000 };
+  const old1 = helper.createSubchannel({ host: '10.0.0.1', port: 80 }) as GrpcSubchannelHandle;
+  const old2 = helper.createSubchannel({ host: '10.0.0.1', port: 80 }) as GrpcSubchannelHandle;
+  helper.channelOptions = { 'grpc.keepalive_time_ms': 20_000 };
+  const fresh = helper.createSubchannel({ host: '10.0.0.1', port: 80 }) as GrpcSubchannelHandle;
+  assert.equal(grpc.created.length, 2);
+  assert.deepEqual(grpc.created[1]!.options, { 'grpc.keepalive_time_ms': 20_000 });
+  assert.notEqual(fresh.grpc, old1.grpc);
+  old1.release();
+  assert.equal(grpc.channelz.size, 2, 'old2 still holds the old subchannel');
+  old2.release();
+  assert.equal(grpc.channelz.size, 1);
+  fresh.release();
+  assert.equal(grpc.channelz.size, 0);
 });

@@ -109,13 +109,12 @@ export class OverrideHostSubchannel extends ForwardingSubchannel {
    * here rather than by `inner.release()`.
    */
   private track(unwatch: Unwatch): Unwatch {
-    this.watches ??= [];
-    const watches = this.watches;
-    watches.push(unwatch);
+    // Exact-size arrays: push would leave V8's growth slack, per endpoint.
+    this.watches = this.watches === null ? [unwatch] : this.watches.concat(unwatch);
     return () => {
-      const i = watches.indexOf(unwatch);
-      if (i < 0) return;
-      watches.splice(i, 1);
+      if (this.watches === null || !this.watches.includes(unwatch)) return;
+      const rest = this.watches.filter((w) => w !== unwatch);
+      this.watches = rest.length === 0 ? null : rest;
       unwatch();
     };
   }
@@ -125,7 +124,7 @@ export class OverrideHostSubchannel extends ForwardingSubchannel {
     this.unwatchOwn();
     const watches = this.watches;
     this.watches = null;
-    if (watches !== null) for (const unwatch of watches.splice(0)) unwatch();
+    if (watches !== null) for (const unwatch of watches) unwatch();
     this.owner.childReleased(this);
   }
 
