@@ -51,7 +51,10 @@ export class BenchSubchannel implements Subchannel {
   watchConnectivity(listener: StateListener): Unwatch {
     if (listener === this.listener) return this.unwatch.bind(this, listener);
     if (this.listener === null && (this.more === null || this.more.size === 0)) this.listener = listener;
-    else (this.more ??= new Set()).add(listener);
+    else {
+      this.more ??= new Set();
+      this.more.add(listener);
+    }
     return this.unwatch.bind(this, listener);
   }
   private unwatch(listener: StateListener): void {

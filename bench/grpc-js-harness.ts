@@ -79,7 +79,10 @@ export class FakeSubchannel implements SubchannelInterface {
   addConnectivityStateListener(listener: ConnectivityStateListener): void {
     if (listener === this.listener) return;
     if (this.listener === null && (this.more === null || this.more.size === 0)) this.listener = listener;
-    else (this.more ??= new Set()).add(listener);
+    else {
+      this.more ??= new Set();
+      this.more.add(listener);
+    }
   }
   removeConnectivityStateListener(listener: ConnectivityStateListener): void {
     if (this.listener === listener) this.listener = null;
