@@ -54,7 +54,7 @@ import { median, ms, printRow, printTableHeader } from './report.js';
 
 const SIZES = (process.env.STORM_SIZES ?? '1000,10000,50000').split(',').map(Number);
 /** Runs per size (median), fewer for the large sizes. */
-const repeatsFor = (n: number): number => (n <= 1_000 ? 5 : n <= 10_000 ? 3 : 1);
+const repeatsFor = (n: number): number => (n <= 10_000 ? 5 : 1);
 /**
  * Warm-up runs before the measured ones (JIT): a 1,000-endpoint run is too short to warm the code alone, so
  * the first case measured in a process used to read several times slower at that size than the next ones.
