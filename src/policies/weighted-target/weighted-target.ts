@@ -196,6 +196,13 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     workMeter.visits++;
     const counts = this.counts;
     if (counts[READY] > 0) {
+      if (this.active.length === 1) {
+        // One target (an xDS cluster with one locality): every weighted pick lands on it, so its own picker is
+        // ours as it is: no picker to build per report, and its constant result reaches the parents.
+        const only = this.active[0]!;
+        this.report(READY, OK_STATUS, only.picker);
+        return;
+      }
       const pickers = this.readyPickers.snapshot();
       const picker = new WeightedPicker(
         this.table!,
