@@ -39,13 +39,23 @@ export class Attributes {
 
   with<T>(key: AttributeKey<T>, value: T): Attributes {
     const at = this.keyList.indexOf(key);
-    const values = this.valueList.slice();
     if (at >= 0) {
+      const values = this.valueList.slice();
       values[at] = value;
       return new Attributes(this.keyList, values);
     }
-    values.push(value);
-    return new Attributes([...this.keyList, key], values);
+    // Arrays of the exact size: a push would reserve 17 more slots in each, kept on every endpoint that has
+    // attributes of its own (a locality per endpoint).
+    const n = this.keyList.length;
+    const keys = new Array<AttributeKey<unknown>>(n + 1);
+    const values = new Array<unknown>(n + 1);
+    for (let i = 0; i < n; i++) {
+      keys[i] = this.keyList[i]!;
+      values[i] = this.valueList[i];
+    }
+    keys[n] = key;
+    values[n] = value;
+    return new Attributes(keys, values);
   }
 
   without(key: AttributeKey<unknown>): Attributes {

@@ -37,8 +37,11 @@ export class HierarchicalSplit {
         lastName = name;
         lastList = byChild.get(name);
         if (lastList === undefined) {
-          lastList = [];
+          // Made holding its first endpoint: an empty array's first push reserves 17 slots, and one endpoint
+          // per child (a locality or target per endpoint) is a common shape.
+          lastList = [e];
           byChild.set(name, lastList);
+          continue;
         }
       }
       lastList!.push(e);

@@ -24,6 +24,7 @@ import {
 import { HEALTH_WATCH_ARG, type PickFirstConfig } from './pick-first/config.js';
 import { PickFirst } from './pick-first/pick-first.js';
 
+const NO_CHILDREN: readonly EndpointChild[] = Object.freeze([]);
 const CHILD_CONFIG: PickFirstConfig = Object.freeze({ shuffleAddressList: false });
 /** The children's settings under a parent with none (shared by every list until its first update). */
 const HEALTH_WATCH_ONLY: ChannelArgs = Object.freeze({ [HEALTH_WATCH_ARG]: true });
@@ -149,7 +150,12 @@ export interface EndpointListOptions {
  * order), creates new ones and destroys removed ones, in linear time. Children get the health watch option.
  */
 export class EndpointList {
-  private byKey = new Map<string, EndpointChild>();
+  /**
+   * The children by key, once the list has held two; until then `single` holds its only child, so the petiole
+   * of a one-endpoint locality (tens of thousands of them in a tree with a locality per endpoint) has no Map.
+   */
+  private byKey: Map<string, EndpointChild> | null = null;
+  private single: EndpointChild | null = null;
   readonly counts: StateCounts = { IDLE: 0, CONNECTING: 0, READY: 0, TRANSIENT_FAILURE: 0, SHUTDOWN: 0 };
   private updating = false;
   private generation = 0;
@@ -168,11 +174,34 @@ export class EndpointList {
   }
 
   get size(): number {
-    return this.byKey.size;
+    return this.byKey !== null ? this.byKey.size : this.single !== null ? 1 : 0;
   }
 
-  get children(): ReadonlyMap<string, EndpointChild> {
-    return this.byKey;
+  /** Every child, in the order they were added. */
+  get children(): Iterable<EndpointChild> {
+    if (this.byKey !== null) return this.byKey.values();
+    return this.single !== null ? [this.single] : NO_CHILDREN;
+  }
+
+  private find(key: string): EndpointChild | undefined {
+    if (this.byKey !== null) return this.byKey.get(key);
+    const single = this.single;
+    return single !== null && single.key === key ? single : undefined;
+  }
+
+  private add(key: string, child: EndpointChild): void {
+    if (this.byKey !== null) {
+      this.byKey.set(key, child);
+    } else if (this.single === null) {
+      this.single = child;
+    } else {
+      const first = this.single;
+      this.single = null;
+      this.byKey = new Map([
+        [first.key, first],
+        [key, child],
+      ]);
+    }
   }
 
   /**
@@ -194,24 +223,26 @@ export class EndpointList {
     // Mark and sweep by generation rather than building a second Map: a re-delivered list of 10,000
     // endpoints then costs one lookup per endpoint.
     const generation = ++this.generation;
-    const children = this.byKey;
-    const distinct: EndpointChild[] = [];
+    // Sized for the list at once (trimmed below if it had duplicates): no growth steps, and a one-endpoint
+    // list makes a one-slot array.
+    const distinct: EndpointChild[] = new Array(endpoints.length);
+    let count = 0;
     this.updating = true;
     workMeter.visits += endpoints.length;
     try {
       for (const e of endpoints) {
         const key = endpointKey(e);
-        let child = children.get(key);
+        let child = this.find(key);
         const isNew = child === undefined;
         if (child === undefined) {
           child = this.createChild(key, e);
-          children.set(key, child);
+          this.add(key, child);
         } else if (child.generation === generation) {
           onDuplicate?.(child, e); // a duplicate of an endpoint already in this list
           continue;
         }
         child.generation = generation;
-        distinct.push(child);
+        distinct[count++] = child;
         const previous = child.endpoint;
         child.endpoint = e;
         // An endpoint re-delivered as it was needs nothing from its child (hot for large, stable lists).
@@ -220,7 +251,8 @@ export class EndpointList {
         if (!isNew && !argsChanged && unchanged) continue;
         child.updateChild(childArgs);
       }
-      if (distinct.length < children.size) this.sweep(generation);
+      if (count < distinct.length) distinct.length = count;
+      if (count < this.size) this.sweep(generation);
     } finally {
       this.updating = false;
     }
@@ -228,19 +260,28 @@ export class EndpointList {
   }
 
   private sweep(generation: number): void {
-    workMeter.visits += this.byKey.size;
-    for (const [key, child] of this.byKey) {
+    workMeter.visits += this.size;
+    const single = this.single;
+    if (single !== null) {
+      if (single.generation !== generation) {
+        this.single = null;
+        this.destroyChild(single);
+      }
+      return;
+    }
+    for (const [key, child] of this.byKey!) {
       if (child.generation !== generation) {
-        this.byKey.delete(key);
+        this.byKey!.delete(key);
         this.destroyChild(child);
       }
     }
   }
 
   destroyAll(): void {
-    workMeter.visits += this.byKey.size;
-    for (const child of this.byKey.values()) this.destroyChild(child);
-    this.byKey = new Map();
+    workMeter.visits += this.size;
+    for (const child of this.children) this.destroyChild(child);
+    this.byKey = null;
+    this.single = null;
   }
 
   private createChild(key: string, e: Endpoint): EndpointChild {

@@ -16,7 +16,7 @@ import {
   unavailable,
   workMeter,
 } from '../core/index.js';
-import { type EndpointChild, EndpointList } from './endpoint-list.js';
+import { type EndpointChild, EndpointList, type EndpointListOwner } from './endpoint-list.js';
 import { type ArraySnapshot, SnapshotArray } from './snapshot-array.js';
 
 /**
@@ -25,6 +25,11 @@ import { type ArraySnapshot, SnapshotArray } from './snapshot-array.js';
  */
 const EMPTY_READY = new SnapshotArray<never>();
 const NO_CHILDREN = Object.freeze([]) as unknown as EndpointChild[];
+/**
+ * The scratch array every petiole's `entryFor` writes a READY child's entry into (copied out at once; nothing
+ * runs in between), so a report allocates no array and a petiole carries none.
+ */
+const ENTRY: unknown[] = [];
 
 /**
  * The state machine shared by the petioles that keep every endpoint connected (A61 "Petiole policies":
@@ -37,7 +42,9 @@ const NO_CHILDREN = Object.freeze([]) as unknown as EndpointChild[];
  * leaving READY is O(1), and so is the picker built after it, so n children connecting one after another
  * cost O(n) in total (a connect storm), not a rebuild over every READY child each time.
  */
-export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalancer<Config> {
+export abstract class EagerPetiole<Config, Entry = Picker>
+  implements LoadBalancer<Config>, EndpointListOwner
+{
   protected readonly list: EndpointList;
   /**
    * The READY children's entries (in no particular order), each `entryWidth` slots, and, at the entry's index,
@@ -51,10 +58,8 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
   private lastFailed: EndpointChild | null = null;
 
   constructor(protected readonly helper: Helper) {
-    this.list = new EndpointList(helper, {
-      onChildState: (child, previous) => this.onChildState(child, previous),
-      wrapSubchannel: (child, subchannel) => this.wrapSubchannel(child, subchannel),
-    });
+    // The petiole is its list's owner itself: no closures per petiole (a locality per endpoint makes many).
+    this.list = new EndpointList(helper, this);
   }
 
   /** How many slots each READY child's entry takes (parallel fields a pick reads without a hop). */
@@ -62,17 +67,19 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
 
   /**
    * What the picker needs of a READY child: writes its `entryWidth` values into `into[0]`, `into[1]`, …
-   * (a scratch array the petiole reuses, so a report allocates no array); called again whenever the child's
+   * (a scratch array shared by every petiole, so a report allocates no array); called again whenever the child's
    * picker changes.
    */
   protected abstract entryFor(child: EndpointChild, into: Entry[]): void;
-  private readonly entry: Entry[] = [];
 
   /** The READY picker over `ready` (at least one entry). */
   protected abstract readyPicker(ready: ArraySnapshot<Entry>): Picker;
 
-  /** What a child's pick_first gets for a new subchannel of that child (weighted_round_robin wraps it). */
-  protected wrapSubchannel(_child: EndpointChild, subchannel: Subchannel): Subchannel {
+  /**
+   * @internal What a child's pick_first gets for a new subchannel of that child (weighted_round_robin wraps
+   * it).
+   */
+  wrapSubchannel(_child: EndpointChild, subchannel: Subchannel): Subchannel {
     return subchannel;
   }
 
@@ -109,7 +116,7 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
     this.applyConfig(update.config);
     // The update is O(n) anyway: the READY set starts over, in list order.
     this.ready = new SnapshotArray();
-    this.readyChildren = [];
+    this.readyChildren = NO_CHILDREN; // addReady makes a new array for the first READY child
     workMeter.visits += 2 * children.length;
     for (let i = 0; i < children.length; i++) {
       const child = children[i]!;
@@ -134,12 +141,12 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
   exitIdle(): void {
     if (this.list.counts[IDLE] === 0) return;
     workMeter.visits += this.list.size;
-    for (const child of this.list.children.values()) if (child.state === IDLE) child.exitIdle();
+    for (const child of this.list.children) if (child.state === IDLE) child.exitIdle();
   }
 
   resetBackoff(): void {
     workMeter.visits += this.list.size;
-    for (const child of this.list.children.values()) child.resetBackoff();
+    for (const child of this.list.children) child.resetBackoff();
   }
 
   destroy(): void {
@@ -153,17 +160,29 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
   }
 
   private addReady(child: EndpointChild): void {
-    const entry = this.entry;
+    const entry = ENTRY as Entry[];
     this.entryFor(child, entry);
-    for (let k = 0; k < this.entryWidth; k++) this.ready.push(entry[k]!);
-    child.slot = this.readyChildren.push(child) - 1;
+    for (let k = 0; k < this.entryWidth; k++) {
+      this.ready.push(entry[k]!);
+      entry[k] = undefined as Entry; // the scratch keeps no child's objects alive
+    }
+    if (this.readyChildren.length === 0) {
+      // As in SnapshotArray.push: a one-child array, not an empty one's 17-slot first push.
+      this.readyChildren = [child];
+      child.slot = 0;
+    } else {
+      child.slot = this.readyChildren.push(child) - 1;
+    }
   }
 
   private replaceReady(child: EndpointChild): void {
     const first = child.slot * this.entryWidth;
-    const entry = this.entry;
+    const entry = ENTRY as Entry[];
     this.entryFor(child, entry);
-    for (let k = 0; k < this.entryWidth; k++) this.ready.set(first + k, entry[k]!);
+    for (let k = 0; k < this.entryWidth; k++) {
+      this.ready.set(first + k, entry[k]!);
+      entry[k] = undefined as Entry;
+    }
   }
 
   private removeReady(child: EndpointChild): void {
@@ -183,8 +202,8 @@ export abstract class EagerPetiole<Config, Entry = Picker> implements LoadBalanc
     this.report(TRANSIENT_FAILURE, status, new FailPicker(status));
   }
 
-  /** A child reported (outside an update). */
-  private onChildState(child: EndpointChild, previous: ConnectivityState): void {
+  /** @internal The list's: a child reported (outside an update). */
+  onChildState(child: EndpointChild, previous: ConnectivityState): void {
     if (previous === READY) {
       if (child.state === READY) this.replaceReady(child);
       else this.removeReady(child);

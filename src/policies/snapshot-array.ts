@@ -12,8 +12,11 @@
  * (a parent replacing one child's picker per report, the common case, allocates nothing more); further ones
  * go in a Map.
  */
+/** The items of every empty SnapshotArray: never written to, since a push onto no items makes a new array. */
+const NO_ITEMS = Object.freeze([]) as never[];
+
 export class SnapshotArray<T> {
-  private items: T[] = [];
+  private items: T[] = NO_ITEMS;
   /** Bumped by every change; the newest snapshot remembers the version it saw. */
   private version = 0;
   private newest: ArraySnapshot<T> | null = null;
@@ -29,6 +32,12 @@ export class SnapshotArray<T> {
   /** Appends `value` and returns its index. */
   push(value: T): number {
     this.version++;
+    if (this.items.length === 0) {
+      // A fresh array holding the value: an empty array's first push reserves 17 slots, and many of these
+      // hold one value (a petiole per locality or target). No snapshot reads the empty array it replaces.
+      this.items = [value];
+      return 0;
+    }
     return this.items.push(value) - 1;
   }
 

@@ -34,7 +34,8 @@ export class WeightedTargetChild extends ForwardingHelper {
   weight = 1;
   /** The owner's index of this target among its active ones (-1 while retained). */
   slot = -1;
-  private readonly retention: RetentionTimer;
+  /** Made when the target is first removed: most targets never are, and there may be tens of thousands. */
+  private retention: RetentionTimer | null = null;
   private destroyed = false;
   private readonly policy: ChildPolicy;
 
@@ -46,12 +47,11 @@ export class WeightedTargetChild extends ForwardingHelper {
   ) {
     super(parent);
     this.policy = new ChildPolicy(this, registry);
-    this.retention = new RetentionTimer(parent.clock, () => owner.onRetentionExpired(this));
   }
 
   /** A removed target waiting out its retention interval: kept for reuse, never picked. */
   get deactivated(): boolean {
-    return this.retention.running;
+    return this.retention?.running ?? false;
   }
 
   update(
@@ -71,12 +71,14 @@ export class WeightedTargetChild extends ForwardingHelper {
   }
 
   deactivate(retentionMs: number): void {
-    if (this.destroyed || !this.retention.start(retentionMs)) return;
+    if (this.destroyed) return;
+    this.retention ??= new RetentionTimer(this.clock, () => this.owner.onRetentionExpired(this));
+    if (!this.retention.start(retentionMs)) return;
     this.parent.trace(() => `weighted_target: retaining removed target ${this.name} for ${retentionMs} ms`);
   }
 
   reactivate(): void {
-    this.retention.stop();
+    this.retention?.stop();
   }
 
   exitIdle(): void {
