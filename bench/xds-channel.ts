@@ -386,9 +386,10 @@ export async function runXdsChannelBench(): Promise<void> {
     }
     if (QPS_ROUNDS > 0) {
       // The rounds themselves, in order: on a shared machine a load spike shows as one side's outlier.
-      const rounds = (side: Side) => qps[side].map((x) => x.toFixed(0)).join(', ');
+      const rounds = (side: Side) =>
+        qps[side].map((x, i) => `${x.toFixed(0)} (${cpu[side][i]!.toFixed(0)} µs)`).join(', ');
       notes.unshift(
-        `QPS rounds (RPC/s, in order): lbtree ${rounds('lbtree')}; grpc-js-xds ${rounds('grpc-js-xds')}.`,
+        `QPS rounds, in order (RPC/s, CPU per RPC): lbtree ${rounds('lbtree')}; grpc-js-xds ${rounds('grpc-js-xds')}.`,
       );
     }
     for (const note of notes) console.log(`\n${note}`);
