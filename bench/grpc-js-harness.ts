@@ -50,8 +50,11 @@ const CHANNELZ_REF = { kind: 'subchannel', id: -1, name: 'fake' } as unknown as 
  */
 export class FakeSubchannel implements SubchannelInterface {
   private state: ConnectivityStateValue = ConnectivityState.IDLE;
-  // A Set iterated in place, like the real Subchannel, so listener add/remove during notify behaves the same.
-  private readonly listeners = new Set<ConnectivityStateListener>();
+  // The first listener in a field, further ones in a Set iterated in place like the real Subchannel's (so
+  // add/remove during notify behaves the same): a policy watches each subchannel once, and a Set per fake
+  // subchannel was a large share of the heap a 10,000-endpoint run builds (the fake's cost, not the policy's).
+  private listener: ConnectivityStateListener | null = null;
+  private more: Set<ConnectivityStateListener> | null = null;
   /** LB-held references; kept for inspection only (see ref/unref). */
   refcount = 0;
 
@@ -66,17 +69,24 @@ export class FakeSubchannel implements SubchannelInterface {
     const previous = this.state;
     if (previous === newState) return;
     this.state = newState;
-    for (const listener of this.listeners) listener(this, previous, newState, -1);
+    this.listener?.(this, previous, newState, -1);
+    if (this.more !== null) for (const listener of this.more) listener(this, previous, newState, -1);
   }
 
   getConnectivityState(): ConnectivityStateValue {
     return this.state;
   }
   addConnectivityStateListener(listener: ConnectivityStateListener): void {
-    this.listeners.add(listener);
+    if (listener === this.listener) return;
+    if (this.listener === null && (this.more === null || this.more.size === 0)) this.listener = listener;
+    else {
+      this.more ??= new Set();
+      this.more.add(listener);
+    }
   }
   removeConnectivityStateListener(listener: ConnectivityStateListener): void {
-    this.listeners.delete(listener);
+    if (this.listener === listener) this.listener = null;
+    else this.more?.delete(listener);
   }
   startConnecting(): void {
     // Only IDLE starts a connection attempt; CONNECTING/READY ignore it, as in the real Subchannel.
