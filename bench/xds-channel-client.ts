@@ -31,7 +31,7 @@ export type ClientCommand =
 
 export type ClientAnswer =
   | { readonly ready: true }
-  | { readonly qps: number }
+  | { readonly qps: number; readonly cpuUsPerRpc: number }
   | { readonly armed: true }
   /** markerNs: process.hrtime (CLOCK_MONOTONIC, shared by every process of the machine) of the first RPC answered by the marker; null when the cap ran out. */
   | { readonly markerNs: string | null; readonly heapBytes: number; readonly pushedNs?: string };
@@ -80,10 +80,14 @@ async function warmUp(backends: number): Promise<void> {
   }
 }
 
-/** `rpcs` unary RPCs, `inflight` at a time; completed RPCs per second. */
-async function qps(rpcs: number, inflight: number): Promise<number> {
+/**
+ * `rpcs` unary RPCs, `inflight` at a time: completed RPCs per second, and this process's CPU time (user +
+ * system) per RPC, which other processes' load on a shared machine disturbs far less than the rate.
+ */
+async function qps(rpcs: number, inflight: number): Promise<{ qps: number; cpuUsPerRpc: number }> {
   let started = 0;
   const profiler = await startProfiler('qps');
+  const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: inflight }, async () => {
@@ -94,8 +98,9 @@ async function qps(rpcs: number, inflight: number): Promise<number> {
     }),
   );
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const used = process.cpuUsage(cpu);
   await profiler?.stop();
-  return rpcs / seconds;
+  return { qps: rpcs / seconds, cpuUsPerRpc: (used.user + used.system) / rpcs };
 }
 
 /**
@@ -165,7 +170,7 @@ await warmUp(Number(process.argv[3] ?? 1));
 answer({ ready: true });
 for await (const line of createInterface({ input: process.stdin })) {
   const command = JSON.parse(line) as ClientCommand;
-  if (command.cmd === 'qps') answer({ qps: await qps(command.rpcs, command.inflight) });
+  if (command.cmd === 'qps') answer(await qps(command.rpcs, command.inflight));
   else if (command.cmd === 'arm')
     await awaitMarker(command.marker, command.settleMs, command.capMs, command.n);
   else break;

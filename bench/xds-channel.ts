@@ -11,7 +11,9 @@
  *
  * Figures:
  *   - unary QPS: RPCS unary RPCs with INFLIGHT in flight over the baseline, rounds alternating between the two
- *     channels (both connected, the idle one does nothing); median of the rounds.
+ *     channels (both connected, the idle one does nothing); median of the rounds. Beside it, the channel
+ *     process's CPU time (user + system) per RPC in those rounds: on a shared machine other processes' load
+ *     moves the rate by 2x between rounds, the CPU a channel spends per RPC far less.
  *   - EDS push → picker in use: the control plane pushes an assignment of N endpoints in 10 localities: the 3
  *     backends (locality 0), a `marker` backend (locality 9) that only this assignment has, and N − 4 endpoints
  *     on a closed loopback port (127.x.y.z:1, each a distinct address). The time runs from the control plane
@@ -262,10 +264,12 @@ export async function runXdsChannelBench(): Promise<void> {
       ),
     );
     const qps: Record<Side, number[]> = { lbtree: [], 'grpc-js-xds': [], 'grpc-js-floor': [] };
+    const cpu: Record<Side, number[]> = { lbtree: [], 'grpc-js-xds': [], 'grpc-js-floor': [] };
     for (let round = 0; round < QPS_ROUNDS; round++) {
       for (const [i, side] of SIDES.entries()) {
         const a = await channels[i]!.request({ cmd: 'qps', rpcs: RPCS, inflight: INFLIGHT }, 'qps');
         qps[side].push(a.qps);
+        cpu[side].push(a.cpuUsPerRpc);
       }
     }
     await Promise.all(channels.map((c) => c.exit()));
@@ -301,20 +305,27 @@ export async function runXdsChannelBench(): Promise<void> {
     }
 
     if (SIDES.length < 2) {
-      console.log(JSON.stringify({ qps, pushes: Object.fromEntries(pushes) }, null, 1));
+      console.log(JSON.stringify({ qps, cpu, pushes: Object.fromEntries(pushes) }, null, 1));
       return;
     }
     printTableHeader(
       `xds:/// channel on grpc-js, lbtree's control plane, loopback servers (load average at start ${load.join(' ')})`,
       'grpc-js-xds',
     );
-    if (QPS_ROUNDS > 0)
+    if (QPS_ROUNDS > 0) {
       printRow(
         `unary QPS, ${RPCS.toLocaleString('en')} RPCs, ${INFLIGHT} in flight, 3 backends (median of ${QPS_ROUNDS}; higher is better)`,
         median(qps.lbtree),
         median(qps['grpc-js-xds']),
         'RPC/s',
       );
+      printRow(
+        `channel process CPU per RPC in those rounds (median; user + system; lower is better)`,
+        median(cpu.lbtree),
+        median(cpu['grpc-js-xds']),
+        'µs',
+      );
+    }
     const notes: string[] = [];
     for (const [n, runs] of pushes) {
       const label = `${n.toLocaleString('en')} endpoints`;
@@ -372,6 +383,14 @@ export async function runXdsChannelBench(): Promise<void> {
         printAboveFloor(`EDS push → picker in use, ${label}`, time(floor), time(ours), time(theirs), 'ms');
         printAboveFloor(`heap per endpoint, ${label}`, heap(floor), heap(ours), heap(theirs), 'B');
       }
+    }
+    if (QPS_ROUNDS > 0) {
+      // The rounds themselves, in order: on a shared machine a load spike shows as one side's outlier.
+      const rounds = (side: Side) =>
+        qps[side].map((x, i) => `${x.toFixed(0)} (${cpu[side][i]!.toFixed(0)} µs)`).join(', ');
+      notes.unshift(
+        `QPS rounds, in order (RPC/s, CPU per RPC): lbtree ${rounds('lbtree')}; grpc-js-xds ${rounds('grpc-js-xds')}.`,
+      );
     }
     for (const note of notes) console.log(`\n${note}`);
   } finally {

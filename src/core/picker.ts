@@ -79,9 +79,15 @@ export class IdlePicker implements Picker {
 
 /** Fails every call with one status (TRANSIENT_FAILURE). */
 export class FailPicker implements Picker {
-  readonly constantResult: FailPick;
-  constructor(readonly status: Status) {
-    this.constantResult = Object.freeze({ type: 'fail', status });
+  private result: FailPick | null = null;
+  constructor(readonly status: Status) {}
+  /**
+   * Built on first use: a channel holds a failing picker per unreachable endpoint, and most are never picked
+   * (a parent with a READY child picks among the READY ones).
+   */
+  get constantResult(): FailPick {
+    if (this.result === null) this.result = Object.freeze({ type: 'fail', status: this.status });
+    return this.result;
   }
   pick(): PickResult {
     return this.constantResult;

@@ -81,8 +81,8 @@ export class GrpcSubchannelHandle implements Subchannel {
     this.stateWatches ??= new WatchList();
     const watches = this.stateWatches;
     if (watches.size === 0) {
-      this.grpcStateListener ??= (_sub, _prev, next, _keepalive, errorMessage) =>
-        this.onGrpcState(next, errorMessage);
+      // Bound, not an arrow: no closure context per handle.
+      this.grpcStateListener ??= this.onGrpcState.bind(this);
       this.grpc.addConnectivityStateListener(this.grpcStateListener);
     }
     const watch = watches.add(listener);
@@ -93,7 +93,13 @@ export class GrpcSubchannelHandle implements Subchannel {
     };
   }
 
-  private onGrpcState(next: GrpcState, errorMessage: string | undefined): void {
+  private onGrpcState(
+    _subchannel: GrpcSubchannel,
+    _previous: GrpcState,
+    next: GrpcState,
+    _keepalive: number,
+    errorMessage?: string,
+  ): void {
     const watches = this.stateWatches?.current;
     if (watches === undefined || watches.length === 0) return;
     const state = fromGrpcState(next);
@@ -110,7 +116,7 @@ export class GrpcSubchannelHandle implements Subchannel {
     this.healthWatches ??= new WatchList();
     const watches = this.healthWatches;
     if (watches.size === 0) {
-      this.grpcHealthListener ??= (healthy) => this.onGrpcHealth(healthy);
+      this.grpcHealthListener ??= this.onGrpcHealth.bind(this);
       this.grpc.addHealthStateWatcher(this.grpcHealthListener);
     }
     const watch = watches.add(listener);

@@ -61,8 +61,11 @@ export class AddressEntry {
 export interface OverrideHostSubchannelOwner {
   /** The child released `wrapper`: the policy keeps its connection or releases it (A55 DRAINING rule). */
   childReleased(wrapper: OverrideHostSubchannel): void;
-  /** A connection the map knows changed state (queued override picks may now complete). */
-  stateChanged(): void;
+  /**
+   * Hears that a connection the map knows changed state (queued override picks may now complete): one function
+   * for every wrapper of the policy, not a closure per endpoint.
+   */
+  readonly onSubchannelState: StateListener;
 }
 
 /**
@@ -83,7 +86,7 @@ export class OverrideHostSubchannel extends ForwardingSubchannel {
     private readonly owner: OverrideHostSubchannelOwner,
   ) {
     super(inner);
-    this.unwatchOwn = inner.watchConnectivity(() => owner.stateChanged());
+    this.unwatchOwn = inner.watchConnectivity(owner.onSubchannelState);
   }
 
   /** A61: the cookie address list of this subchannel's endpoint (its own address when the map lacks it). */

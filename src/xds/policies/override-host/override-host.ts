@@ -172,7 +172,7 @@ export class OverrideHostLb
     // A55: a DRAINING endpoint's connection stays open while cookies may reach DRAINING endpoints, even
     // though the child (which no longer has the endpoint) lets it go.
     if (entry.health === 'DRAINING' && this.overridable.has('DRAINING')) {
-      entry.ownedUnwatch = entry.inner!.watchConnectivity(() => this.stateChanged());
+      entry.ownedUnwatch = entry.inner!.watchConnectivity(this.onSubchannelState);
       this.helper.trace(() => `xds_override_host: keeping the connection to DRAINING ${entry.key}`);
       return;
     }
@@ -180,10 +180,11 @@ export class OverrideHostLb
     wrapper.inner.release();
   }
 
-  stateChanged(): void {
+  /** A connection the map knows changed state: queued override picks may now complete. */
+  readonly onSubchannelState = (): void => {
     if (!this.overridePending || this.destroyed || !this.hasChildPicker) return;
     this.report();
-  }
+  };
 
   connectSoon(entry: AddressEntry): void {
     this.toConnect.add(entry);
@@ -212,7 +213,7 @@ export class OverrideHostLb
       if (entry.removed || entry.inner !== null || !this.overridable.has(entry.health)) continue;
       const inner = this.helper.createSubchannel(entry.address, entry.attributes);
       entry.inner = inner;
-      entry.ownedUnwatch = inner.watchConnectivity(() => this.stateChanged());
+      entry.ownedUnwatch = inner.watchConnectivity(this.onSubchannelState);
       this.helper.trace(() => `xds_override_host: connecting to ${entry.key} for a session cookie`);
       this.toConnect.add(entry);
     }
