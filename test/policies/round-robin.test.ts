@@ -64,6 +64,26 @@ describe('round_robin children (A61 "Petiole policies", "Endpoint list updates")
     assert.deepEqual(new Set(picks(sim, 4)), new Set([B, C]));
   });
 
+  test('one endpoint, then two, then the other one alone: each list reuses the children it shares with the last', () => {
+    // A list of one keeps its child without a Map; the second endpoint moves both into one.
+    const sim = readySim([A]);
+    sim.script(B, { connectAfterMs: 1 });
+    sim.update([A, A], RR);
+    assert.equal(sim.subchannelsCreated, 1, 'a duplicate of the only endpoint is the same child');
+    sim.update([B, A], RR);
+    assert.equal(sim.subchannelsCreated, 2);
+    assert.equal(sim.subchannel(A).released, false, 'A kept its child');
+    sim.advance(1);
+    assert.deepEqual(new Set(picks(sim, 4)), new Set([A, B]));
+    sim.update([B], RR);
+    assert.equal(sim.subchannel(A).released, true);
+    assert.equal(sim.subchannel(B).released, false);
+    assert.deepEqual(picks(sim, 2), [B, B]);
+    sim.update([A], RR);
+    assert.equal(sim.subchannel(B).released, true, 'the list went back to one child: B is removed');
+    assert.equal(sim.subchannelsCreated, 3, 'A is a new child now');
+  });
+
   test('duplicate endpoints collapse into one child', () => {
     const sim = readySim([A, B, A, { addresses: [B] }] as never);
     assert.equal(sim.subchannelsCreated, 2);

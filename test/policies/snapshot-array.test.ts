@@ -41,6 +41,30 @@ describe('SnapshotArray: O(1) changes and O(1) immutable snapshots (the pickers 
     assert.deepEqual(array.snapshot().toArray(), model);
   });
 
+  test('emptied and refilled many times (a push onto no items starts a new array), every snapshot stays intact', () => {
+    const random = seededRandom(11);
+    const array = new SnapshotArray<string>();
+    const model: string[] = [];
+    const taken: { snapshot: ArraySnapshot<string>; expected: string[] }[] = [];
+    let refills = 0;
+    for (let step = 0; step < 3000; step++) {
+      // Removals outweigh pushes: the array keeps draining to empty.
+      if (model.length === 0 || random() < 0.35) {
+        if (model.length === 0) refills++;
+        array.push(`v${step}`);
+        model.push(`v${step}`);
+      } else {
+        const i = Math.floor(random() * model.length);
+        const last = model.pop()!;
+        array.swapRemove(i);
+        if (i < model.length) model[i] = last;
+      }
+      if (random() < 0.5) taken.push({ snapshot: array.snapshot(), expected: model.slice() });
+    }
+    assert.ok(refills > 100, `emptied ${refills} times`);
+    for (const { snapshot, expected } of taken) assert.deepEqual(snapshot.toArray(), expected);
+  });
+
   test('groups of slots (least_request: counter and result) are removed together, older snapshots intact', () => {
     const array = new SnapshotArray<string>();
     for (const v of ['a0', 'a1', 'b0', 'b1', 'c0', 'c1']) array.push(v);

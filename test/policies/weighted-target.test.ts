@@ -313,6 +313,18 @@ describe('weighted_target picks (A28: "The WRR algorithm will be random based")'
     assert.throws(() => WeightedPicker.of([queuePicker], [0], () => 0), RangeError);
   });
 
+  test('one target: its own picker goes up as it is (every weighted pick lands on it), a second target brings the weighted picker back', () => {
+    const w = puppetWorld();
+    w.sim.update([], puppets(['a']));
+    w.get('a').report('READY');
+    assert.equal(w.sim.picker, w.get('a').picker, 'the only target picks every call');
+    w.get('a').report('READY');
+    assert.equal(w.sim.picker, w.get('a').picker, 'and each new picker of it goes up in turn');
+    w.sim.update([], puppets(['a', 'b']));
+    assert.ok(w.sim.picker instanceof WeightedPicker, 'two targets: picked by weight');
+    assert.equal(pickedPuppet(w.sim), 'a', 'b is not READY');
+  });
+
   test('a weight change takes effect with the update', () => {
     const w = puppetWorld();
     w.sim.update([], puppets(['a', 'b'], { a: 1, b: 1 }));
