@@ -4,12 +4,18 @@ import { test } from 'node:test';
 import { SCENARIOS } from '../../src/cli/demo/catalog.js';
 import { nodeScript } from '../support/child-node.js';
 
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
 /** Runs `lbtree ARGS…` to its end; resolves with its exit code and output. */
-function lbtree(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+const lbtree = (...args: string[]) => run(process.execPath, nodeScript('src/cli/main.ts', ...args));
+
+function run(command: string, args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, nodeScript('src/cli/main.ts', ...args), {
-      timeout: 120_000,
-    });
+    const child = spawn(command, args, { timeout: 120_000 });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -46,4 +52,23 @@ test('lbtree demo --fast plays every scenario on real backends, prints a summary
   for (const name of GROUPS.flat()) assert.match(all, new RegExp(`^${name} — `, 'm'), name);
   assert.match(all, /first RPC after \d+ ms/);
   assert.match(all, /Cluster NACK \(Cluster "demo-cluster": ring_hash_lb_config\.minimum_ring_size/);
+});
+
+// The tests above run the compiled CLI, as `npm test` does; the README's quick start runs `npm run demo`, which
+// runs the TypeScript through tsx. Play one scenario that way too, so the quick start itself is covered.
+test('the quick start: `npm run demo` (through tsx) plays a scenario on real backends and exits 0', async () => {
+  const r = await run('npm', [
+    'run',
+    '--silent',
+    'demo',
+    '--',
+    '--fast',
+    '--plain',
+    '--scenario',
+    'round-robin',
+  ]);
+  assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+  assert.match(r.stdout, /== lbtree demo summary/);
+  assert.match(r.stdout, /^round-robin — /m);
+  assert.doesNotMatch(r.stdout, /✘/);
 });
