@@ -3,15 +3,11 @@ import { after, before, describe, test } from 'node:test';
 import type * as Grpc from '@grpc/grpc-js';
 import type { Backend, BackendClientType } from '../../src/cli/loopback-backends.js';
 
-// grpc-js and lbtree's adapter read GRPC_TRACE when they load: set it first, import them after, and collect
-// the trace lines to check that lbtree's policy is the one that ejected.
-process.env.GRPC_TRACE = 'lbtree';
-process.env.GRPC_VERBOSITY = 'DEBUG';
-const grpc = await import('@grpc/grpc-js');
+// grpc-js comes from traced-grpc (GRPC_TRACE set before it loads); its trace lines show
+// lbtree's policy is the one that ejected.
+const { traces } = await import('../support/traced-grpc.js');
 const { newClient, startBackends, whoami } = await import('../../src/cli/loopback-backends.js');
 const { register } = await import('../../src/grpc-js/index.js');
-const traces: string[] = [];
-grpc.setLogger({ error: (...args: unknown[]) => traces.push(args.join(' ')) } as unknown as Console);
 
 const CONFIG = [
   {

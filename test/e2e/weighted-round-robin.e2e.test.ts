@@ -2,17 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Backend, BackendClientType } from '../../src/cli/loopback-backends.js';
 
-// grpc-js and lbtree's adapter read GRPC_TRACE when they load: set it first, import them after, and collect
-// the trace lines to check that lbtree's weighted_round_robin built the scheduler.
-process.env.GRPC_TRACE = 'lbtree';
-process.env.GRPC_VERBOSITY = 'DEBUG';
-const grpc = await import('@grpc/grpc-js');
+// grpc-js comes from traced-grpc (GRPC_TRACE set before it loads); its trace lines show
+// lbtree's weighted_round_robin built the scheduler.
+const { traces } = await import('../support/traced-grpc.js');
 const { newClient, startBackends } = await import('../../src/cli/loopback-backends.js');
 const { concurrentCalls: calls } = await import('../support/concurrent-calls.js');
 const { register } = await import('../../src/grpc-js/index.js');
 const { tally } = await import('../support/sim-picks.js');
-const traces: string[] = [];
-grpc.setLogger({ error: (...args: unknown[]) => traces.push(args.join(' ')) } as unknown as Console);
 
 const CONFIG = [{ lbtree_weighted_round_robin: { blackoutPeriod: '0s', weightUpdatePeriod: '0.1s' } }];
 

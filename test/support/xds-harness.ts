@@ -1,14 +1,14 @@
 // What every end-to-end file with an xDS control plane shares: lbtree's control plane on loopback, real grpc-js
 // backends, the scenarios' resources (each change pushes them all), continuous wait-for-ready traffic, and
 // lbtree's trace lines (GRPC_TRACE=lbtree) collected to show that lbtree's code ran. Test files import grpc-js
-// (and modules that load it) only through this module or the harnesses built on it: it sets GRPC_TRACE first,
-// which grpc-js and lbtree's adapter read when they load.
+// (and modules that load it) only through this module or the harnesses built on it, which load grpc-js through
+// ./traced-grpc.ts (GRPC_TRACE set first).
 import type { Backend, BackendClientType } from '../../src/cli/loopback-backends.js';
 import type { ResourceJson } from '../../src/control-plane/index.js';
 
-process.env.GRPC_TRACE = 'lbtree';
-process.env.GRPC_VERBOSITY = 'DEBUG';
-export const grpc = await import('@grpc/grpc-js');
+const traced = await import('./traced-grpc.js');
+export const grpc = traced.grpc;
+const traces = traced.traces;
 export const cp = await import('../../src/control-plane/index.js');
 const { startBackends, whoami } = await import('../../src/cli/loopback-backends.js');
 const { rpcsUntil, servedByExactly } = await import('./rpc-window.js');
@@ -17,9 +17,6 @@ export const { BackendClient } = await import('../../src/cli/loopback-backends.j
 export { until } from './until.js';
 // Test files take these from here, never by a static import that would load grpc-js before GRPC_TRACE is set.
 export { rpcsUntil, servedByExactly, whoami };
-
-const traces: string[] = [];
-grpc.setLogger({ error: (...args: unknown[]) => traces.push(args.join(' ')) } as unknown as Console);
 
 /** The control plane, the backends and the resources of every scenario of one test file. */
 export class XdsScenarios {
