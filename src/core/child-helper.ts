@@ -47,8 +47,12 @@ export function childHelper(parent: Helper, overrides: Overrides): Helper {
 export abstract class ForwardingHelper implements Helper {
   readonly [RANDOM]: () => number;
 
-  constructor(protected readonly parent: Helper) {
-    this[RANDOM] = randomOf(parent);
+  /** `random`: `randomOf(parent)`, when the caller has it already (a parent making thousands of these). */
+  constructor(
+    protected readonly parent: Helper,
+    random: () => number = randomOf(parent),
+  ) {
+    this[RANDOM] = random;
   }
 
   get clock(): Clock {

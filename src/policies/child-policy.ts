@@ -9,14 +9,28 @@ import {
   type Picker,
   type PolicyFactory,
   type PolicyLookup,
+  randomOf,
   type Status,
   type StatusOr,
 } from '../core/index.js';
 
+const createdMessages = new WeakMap<PolicyFactory, () => string>();
+
+/** The trace message of a new instance, one per policy (not a closure per child created). */
+function createdMessage(factory: PolicyFactory): () => string {
+  let message = createdMessages.get(factory);
+  if (message === undefined) {
+    const text = `child policy ${factory.name} created`;
+    message = () => text;
+    createdMessages.set(factory, message);
+  }
+  return message;
+}
+
 /** The helper of a policy instance that replaced another under the same child: passes up only while live. */
 class InstanceHelper extends ForwardingHelper {
   constructor(private readonly owner: ChildPolicySlot) {
-    super(owner);
+    super(owner, randomOf(owner));
   }
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
     this.owner.reportFrom(this, state, status, picker);
@@ -46,11 +60,13 @@ export abstract class ChildPolicySlot extends ForwardingHelper {
   /** Whether an instance has had `this` as its helper: only the first may, ever (a destroyed one stays muted). */
   private selfUsed = false;
 
+  /** `random`: `parent`'s as {@link randomOf} gives it, when the caller has it already (one per parent). */
   constructor(
     parent: Helper,
     private readonly registry: PolicyLookup,
+    random?: () => number,
   ) {
-    super(parent);
+    super(parent, random);
   }
 
   /** The live instance's report. */
@@ -80,7 +96,7 @@ export abstract class ChildPolicySlot extends ForwardingHelper {
       this.live = helper;
       this.factory = parsed.factory;
       this.policy = parsed.factory.create(helper, this.registry);
-      this.parent.trace(() => `child policy ${parsed.factory.name} created`);
+      this.parent.trace(createdMessage(parsed.factory));
     }
     const accepted = this.policy!.update({ endpoints, config: parsed.config, attributes, resolutionNote });
     previous?.destroy();

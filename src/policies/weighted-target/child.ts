@@ -42,8 +42,9 @@ export class WeightedTargetChild extends ChildPolicySlot {
     parent: Helper,
     registry: PolicyLookup,
     private readonly owner: WeightedTargetChildOwner,
+    random: () => number,
   ) {
-    super(parent, registry);
+    super(parent, registry, random);
   }
 
   /** A removed target waiting out its retention interval: kept for reuse, never picked. */
