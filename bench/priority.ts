@@ -15,8 +15,6 @@
  *   - pick: ns per pick through priority -> weighted_target -> round_robin -> pick_first with all of
  *     priority 0 READY.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { experimental, connectivityState as GrpcState, Metadata } from '@grpc/grpc-js';
 import * as grpcJsXdsPriority from '@grpc/grpc-js-xds/build/src/load-balancer-priority.js';
 import * as grpcJsXdsWeightedTarget from '@grpc/grpc-js-xds/build/src/load-balancer-weighted-target.js';
@@ -34,6 +32,7 @@ import {
 } from 'lbtree';
 import { BenchChannel } from './bench-channel.js';
 import { FakeSubchannel } from './grpc-js-harness.js';
+import { gc } from './gc.js';
 import { median, ms, printRow, printTableHeader } from './report.js';
 
 const PRIORITIES = 3;
@@ -210,8 +209,6 @@ function createGrpcJsXdsTree(): Harness {
   };
 }
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 function heapUsed(): number {
   gc();
