@@ -31,8 +31,8 @@ import {
   registerAllPolicies,
 } from 'lbtree';
 import { BenchChannel } from './bench-channel.js';
-import { FakeSubchannel } from './grpc-js-harness.js';
 import { gc } from './gc.js';
+import { FakeSubchannel } from './grpc-js-harness.js';
 import { median, ms, printRow, printTableHeader } from './report.js';
 
 const PRIORITIES = 3;
@@ -208,7 +208,6 @@ function createGrpcJsXdsTree(): Harness {
     destroy: () => lb.destroy(),
   };
 }
-
 
 function heapUsed(): number {
   gc();

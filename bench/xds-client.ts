@@ -29,7 +29,6 @@ const CLUSTERS = Number(process.env.BENCH_XDS_CLUSTERS ?? 1_000);
 const ENDPOINTS = 10;
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 
-
 interface Run {
   /** EDS resources received (CLUSTERS when the run completed; fewer when it hit the cap). */
   readonly received: number;
