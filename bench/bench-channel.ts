@@ -139,38 +139,60 @@ export class BenchChannel implements Helper {
   }
 }
 
+interface Timer {
+  fn: () => void;
+  cancelled: boolean;
+}
+
 /**
  * Timers queued and run by hand (`runAll`), never on their own: ring_hash's pick-triggered connections hop
  * through a zero-delay timer, and no policy's backoff or Happy Eyeballs timer fires inside a timed region.
  */
+
 export class ManualClock implements Clock {
-  private zeroDelay: { fn: () => void; cancelled: boolean }[] = [];
-  private later: { fn: () => void; cancelled: boolean }[] = [];
+  /**
+   * The zero-delay timers: the first `zeroDelayCount` slots. Two arrays take turns and are written by index,
+   * never emptied with `length = 0` (V8 then drops the backing store): the fake allocates no array per hop
+   * (ring_hash makes one hop per endpoint in a storm).
+   */
+  private zeroDelay: (Timer | undefined)[] = [];
+  private zeroDelayCount = 0;
+  private spareZeroDelay: (Timer | undefined)[] = [];
+  private later: Timer[] = [];
   now(): number {
     return performance.now();
   }
   setTimer(delayMs: number, fn: () => void): CancelTimer {
     const timer = { fn, cancelled: false };
-    (delayMs <= 0 ? this.zeroDelay : this.later).push(timer);
+    if (delayMs <= 0) this.zeroDelay[this.zeroDelayCount++] = timer;
+    else this.later.push(timer);
     return () => {
       timer.cancelled = true;
     };
   }
   /** Runs every queued timer (and those they queue), whatever its delay. */
   runAll(): void {
-    while (this.zeroDelay.length > 0 || this.later.length > 0) {
-      const due = [...this.zeroDelay, ...this.later];
+    while (this.zeroDelayCount > 0 || this.later.length > 0) {
+      const due = [...(this.zeroDelay.slice(0, this.zeroDelayCount) as Timer[]), ...this.later];
       this.zeroDelay = [];
+      this.zeroDelayCount = 0;
       this.later = [];
       for (const t of due) if (!t.cancelled) t.fn();
     }
   }
   /** Runs the zero-delay timers only (hops off the data path); the others stay queued and never run. */
   runZeroDelay(): void {
-    while (this.zeroDelay.length > 0) {
+    while (this.zeroDelayCount > 0) {
       const due = this.zeroDelay;
-      this.zeroDelay = [];
-      for (const t of due) if (!t.cancelled) t.fn();
+      const count = this.zeroDelayCount;
+      this.zeroDelay = this.spareZeroDelay;
+      this.zeroDelayCount = 0;
+      this.spareZeroDelay = due;
+      for (let i = 0; i < count; i++) {
+        const t = due[i]!;
+        due[i] = undefined;
+        if (!t.cancelled) t.fn();
+      }
     }
   }
 }

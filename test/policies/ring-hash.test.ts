@@ -340,9 +340,10 @@ describe('ring_hash aggregated state (A42 "Aggregated Connectivity State", rules
     assert.equal(sim.state, 'CONNECTING');
     assert.deepEqual(
       sim.history.map((h) => h.state),
-      ['IDLE', 'CONNECTING', 'CONNECTING', 'CONNECTING'],
-      'IDLE, A connecting, A failed (rule 4), B started proactively (rule 3)',
+      ['IDLE', 'CONNECTING', 'CONNECTING'],
+      'IDLE, A connecting, A failed (rule 4); the endpoint then started proactively (rule 3) leaves the state as it is',
     );
+    assert.equal(requested(sim, B) + requested(sim, C), 1, 'one IDLE endpoint started proactively (A61)');
   });
 
   test('two TRANSIENT_FAILURE: TRANSIENT_FAILURE (rule 2), with the last failure in the status', () => {
@@ -536,6 +537,26 @@ describe('ring_hash picker (A61 "Ring Hash" picker pseudo-code; used in every st
     assert.equal(target(sim.pick({ hash: at(A) })), A);
   });
 
+  test('an endpoint starting to connect while the aggregated state stands makes no new picker; picks there queue and ask once (A42 picker state sync)', () => {
+    const sim = new Simulation();
+    sim.script(A, { connectAfterMs: 1 });
+    sim.script(B, 'hang');
+    sim.update([A, B], SMALL(2));
+    sim.pick({ hash: at(A) });
+    sim.advance(1);
+    assert.equal(sim.state, 'READY');
+    const reports = sim.history.length;
+    assert.equal(target(sim.pick({ hash: at(B) })), 'queue');
+    sim.flush();
+    assert.equal(sim.subchannel(B).state, 'CONNECTING');
+    assert.equal(sim.history.length, reports, 'READY stands: no picker for B turning CONNECTING');
+    // The published picker saw B IDLE: a pick there queues and asks again, and the request is ignored.
+    for (let i = 0; i < 5; i++) assert.equal(target(sim.pick({ hash: at(B) })), 'queue');
+    sim.flush();
+    assert.equal(requested(sim, B), 1, 'one connection attempt');
+    assert.equal(target(sim.pick({ hash: at(A) })), A);
+  });
+
   test('hashes at and past the ends of the ring wrap around', () => {
     const sim = new Simulation();
     for (const k of all) sim.script(k, { connectAfterMs: 1 });
@@ -604,6 +625,23 @@ describe('ring_hash request hash (A42 via PickArgs.hash; A76 request_hash_header
     assert.equal(sim.subchannelsCreated, 1, 'one endpoint asked to connect');
     for (let i = 0; i < 20; i++) assert.equal(target(sim.pick()), 'queue');
     assert.equal(sim.subchannelsCreated, 1, 'none while one is CONNECTING');
+  });
+
+  test('random hash under a picker published before an endpoint started connecting: still none while one is CONNECTING (A76, live count)', () => {
+    const sim = new Simulation({ seed: 7, backoffMs: 60_000 });
+    const four = [A, B, C, D];
+    sim.script(A, { failAfterMs: 1 });
+    sim.script(B, { failAfterMs: 1 });
+    for (const k of [C, D]) sim.script(k, 'hang');
+    sim.update(four, rh({ requestHashHeader: 'x-session' }));
+    for (const k of [A, B]) sim.pick({ metadata: { 'x-session': `${k}_0` } });
+    sim.advance(1);
+    // Two failures: TRANSIENT_FAILURE (rule 2), and the proactive rule starts one IDLE endpoint (A61); that
+    // change leaves the state as it is, so the picker published with the failure is still the channel's.
+    assert.equal(sim.state, 'TRANSIENT_FAILURE');
+    assert.equal(sim.subchannelsCreated, 3);
+    for (let i = 0; i < 20; i++) assert.equal(target(sim.pick()), 'queue');
+    assert.equal(sim.subchannelsCreated, 3, 'no second connection while one is CONNECTING');
   });
 
   test("random hash when every endpoint failed: the first entry's failure", () => {

@@ -16,22 +16,41 @@ import { xxh64Into } from '../../hash/xxh64.js';
 import type { ArraySnapshot } from '../snapshot-array.js';
 import type { Ring } from './ring.js';
 
-// Endpoint states as the picker stores them: one byte per endpoint.
-export const STATE_IDLE = 0;
-export const STATE_CONNECTING = 1;
-export const STATE_READY = 2;
-export const STATE_TRANSIENT_FAILURE = 3;
+/**
+ * What the picker keeps of an endpoint, one slot per endpoint: the child's own picker while it is READY, a
+ * shared marker while it is IDLE or CONNECTING (their pickers are never asked: the walk queues there), and
+ * the child's picker wrapped in a {@link FailedEndpoint} while it is in TRANSIENT_FAILURE. One slot (not a
+ * state array beside a picker array) means one O(1) snapshot per picker and one write per child report.
+ */
+class EndpointMark implements Picker {
+  constructor(readonly state: ConnectivityState) {}
+  pick(): PickResult {
+    return QUEUE;
+  }
+}
 
-export function stateCode(state: ConnectivityState): number {
+export const IDLE_ENDPOINT: Picker = new EndpointMark('IDLE');
+export const CONNECTING_ENDPOINT: Picker = new EndpointMark('CONNECTING');
+
+/** A TRANSIENT_FAILURE endpoint: walked past, its picker used only when every endpoint has failed (A61). */
+export class FailedEndpoint implements Picker {
+  constructor(readonly picker: Picker) {}
+  pick(args: PickArgs): PickResult {
+    return this.picker.pick(args);
+  }
+}
+
+/** The picker's slot for an endpoint in `state` whose child reported `picker`. */
+export function endpointSlot(state: ConnectivityState, picker: Picker): Picker {
   switch (state) {
     case 'READY':
-      return STATE_READY;
+      return picker;
     case 'CONNECTING':
-      return STATE_CONNECTING;
+      return CONNECTING_ENDPOINT;
     case 'TRANSIENT_FAILURE':
-      return STATE_TRANSIENT_FAILURE;
+      return new FailedEndpoint(picker);
     default:
-      return STATE_IDLE;
+      return IDLE_ENDPOINT;
   }
 }
 
@@ -51,26 +70,26 @@ const words = new Uint32Array(2);
 const text = new Utf8Buffer();
 
 /**
- * The ring_hash picker (A61 "Ring Hash" picker, A76 request hash header): a snapshot of the ring and of every
- * endpoint's state and picker taken when it was built (O(1) snapshots of the policy's per-endpoint arrays). Used in every state, TRANSIENT_FAILURE included.
+ * The ring_hash picker (A61 "Ring Hash" picker, A76 request hash header): the ring and a snapshot of every
+ * endpoint's slot ({@link endpointSlot}) taken when it was built (an O(1) snapshot of the policy's
+ * per-endpoint array). Used in every state, TRANSIENT_FAILURE included.
  * A pick hashes (or reads) the request hash, finds its place on the ring and walks from there.
  */
 export class RingHashPicker implements Picker {
   /**
-   * @param states     per endpoint (ring endpoint index): a STATE_* code
-   * @param pickers    per endpoint: its pick_first child's latest picker
+   * @param endpoints  per endpoint (ring endpoint index): its {@link endpointSlot}
    * @param header     A76 request hash header, or '' to take `PickArgs.hash`
-   * @param anyConnecting whether some endpoint is CONNECTING (A76 random-hash walk)
+   * @param counts     the policy's live count of endpoints per state: whether some endpoint is CONNECTING now
+   *                   (A76 random-hash walk; A42 lets a picker read state the policy keeps up to date)
    * @param allFailed  whether every endpoint with ring entries is in TRANSIENT_FAILURE
    * @param connect    asks the policy to connect an endpoint; it must not act before this pick returns
    * @param random     the policy's random source, for calls without the header
    */
   constructor(
     private readonly ring: Ring,
-    private readonly states: ArraySnapshot<number>,
-    private readonly pickers: ArraySnapshot<Picker>,
+    private readonly endpoints: ArraySnapshot<Picker>,
     private readonly header: string,
-    private readonly anyConnecting: boolean,
+    private readonly counts: Readonly<Record<ConnectivityState, number>>,
     private readonly allFailed: boolean,
     private readonly connect: (endpoint: number) => void,
     private readonly random: () => number,
@@ -107,35 +126,35 @@ export class RingHashPicker implements Picker {
   private walk(first: number, args: PickArgs): PickResult {
     const ring = this.ring;
     const e = ring.endpointAt(first);
-    const state = this.states.at(e);
-    if (state === STATE_READY) return this.pickers.at(e).pick(args);
-    if (state === STATE_CONNECTING) return QUEUE;
-    if (state === STATE_IDLE) {
+    const slot = this.endpoints.at(e);
+    if (slot === CONNECTING_ENDPOINT) return QUEUE;
+    if (slot === IDLE_ENDPOINT) {
       this.connect(e);
       return QUEUE;
     }
-    return this.walkPastFailures(first, args);
+    if (slot instanceof FailedEndpoint) return this.walkPastFailures(first, args);
+    return slot.pick(args);
   }
 
   /** The rest of the A61 walk, once the first entry's endpoint is in TRANSIENT_FAILURE. */
   private walkPastFailures(first: number, args: PickArgs): PickResult {
     const ring = this.ring;
     if (!this.allFailed) {
-      const states = this.states;
+      const endpoints = this.endpoints;
       const n = ring.size;
       for (let i = 1, at = first + 1; i < n; i++, at++) {
         if (at === n) at = 0;
         const e = ring.endpointAt(at);
-        const state = states.at(e);
-        if (state === STATE_READY) return this.pickers.at(e).pick(args);
-        if (state === STATE_IDLE) {
+        const slot = endpoints.at(e);
+        if (slot === CONNECTING_ENDPOINT) return QUEUE;
+        if (slot === IDLE_ENDPOINT) {
           this.connect(e);
           return QUEUE;
         }
-        if (state === STATE_CONNECTING) return QUEUE;
+        if (!(slot instanceof FailedEndpoint)) return slot.pick(args);
       }
     }
-    return this.pickers.at(ring.endpointAt(first)).pick(args);
+    return this.endpoints.at(ring.endpointAt(first)).pick(args);
   }
 
   /**
@@ -144,20 +163,23 @@ export class RingHashPicker implements Picker {
    */
   private walkRandom(first: number, args: PickArgs): PickResult {
     const ring = this.ring;
-    const states = this.states;
+    const endpoints = this.endpoints;
     const n = ring.size;
-    let requested = this.anyConnecting;
+    let requested = this.counts.CONNECTING > 0;
     for (let i = 0, at = first; i < n; i++) {
       const e = ring.endpointAt(at);
-      const state = states.at(e);
-      if (state === STATE_READY) return this.pickers.at(e).pick(args);
-      if (!requested && state === STATE_IDLE) {
-        this.connect(e);
-        requested = true;
+      const slot = endpoints.at(e);
+      if (slot === IDLE_ENDPOINT) {
+        if (!requested) {
+          this.connect(e);
+          requested = true;
+        }
+      } else if (slot !== CONNECTING_ENDPOINT && !(slot instanceof FailedEndpoint)) {
+        return slot.pick(args);
       }
       if (++at === n) at = 0;
     }
     if (requested) return QUEUE;
-    return this.pickers.at(ring.endpointAt(first)).pick(args);
+    return this.endpoints.at(ring.endpointAt(first)).pick(args);
   }
 }

@@ -26,7 +26,7 @@ import {
 import { type EndpointChild, EndpointList } from '../endpoint-list.js';
 import { SnapshotArray } from '../snapshot-array.js';
 import { effectiveRingSizes, parseRingHashConfig, RING_HASH, type RingHashConfig } from './config.js';
-import { RingHashPicker, STATE_IDLE, stateCode } from './picker.js';
+import { endpointSlot, RingHashPicker } from './picker.js';
 import { buildRing, type Ring } from './ring.js';
 
 /**
@@ -45,19 +45,28 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
   private minRingSize = 0;
   private maxRingSize = 0;
   /**
-   * Each endpoint's latest state code and picker, by index; pickers take O(1) snapshots, so a child report
-   * costs O(1) and a connect storm of n endpoints O(n) in total.
+   * Each endpoint's latest {@link endpointSlot} (its state and picker in one value), by index; pickers take
+   * O(1) snapshots, so a child report costs O(1) and a connect storm of n endpoints O(n) in total.
    */
-  private states = new SnapshotArray<number>();
-  private pickers = new SnapshotArray<Picker>();
+  private slots = new SnapshotArray<Picker>();
   /** IDLE endpoints that have ring entries: the candidates for a proactive connection. */
   private idleInRing = 0;
   /** Endpoints that have ring entries and are not in TRANSIENT_FAILURE (none: every pick fails). */
   private workingInRing = 0;
   private proactiveCursor = 0;
   private connectEndpoint: (endpoint: number) => void = () => {};
-  private readonly pendingConnects = new Set<EndpointChild>();
+  /**
+   * Endpoints picks asked to connect since the last hop (the first `pendingCount` slots), and (by index in the
+   * current list) whether each is already asked for, so a burst of picks on one IDLE endpoint queues it once.
+   * Two arrays take turns and are written by index, never emptied with `length = 0` (V8 then drops the
+   * backing store, and every hop would allocate a new one).
+   */
+  private pendingConnects: (EndpointChild | undefined)[] = [];
+  private pendingCount = 0;
+  private runningConnects: (EndpointChild | undefined)[] = [];
+  private connectRequested = new Uint8Array(0);
   private connectTimer: CancelTimer | null = null;
+  private readonly runPendingConnectsNow = (): void => this.runPendingConnects();
   private reported: ConnectivityState | null = null;
   private lastFailure: Status | null = null;
   private refreshing = false;
@@ -114,7 +123,8 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     this.destroyed = true;
     this.connectTimer?.();
     this.connectTimer = null;
-    this.pendingConnects.clear();
+    this.pendingConnects = [];
+    this.pendingCount = 0;
     this.list.destroyAll();
     this.children = [];
     this.ring = null;
@@ -167,17 +177,16 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     this.children = children;
     this.keys = keys;
     this.weights = weights;
-    this.connectEndpoint = (e) => this.scheduleConnect(children[e]!);
-    this.states = new SnapshotArray();
-    this.pickers = new SnapshotArray();
+    this.connectEndpoint = (e) => this.scheduleConnect(children, e);
+    this.connectRequested = new Uint8Array(n);
+    this.slots = new SnapshotArray();
     const perEndpoint = this.ring.entriesPerEndpoint;
     this.idleInRing = 0;
     this.workingInRing = 0;
     this.proactiveCursor = 0;
     for (let i = 0; i < n; i++) {
       const child = children[i]!;
-      this.states.push(stateCode(child.state));
-      this.pickers.push(child.picker);
+      this.slots.push(endpointSlot(child.state, child.picker));
       if (perEndpoint[i]! > 0) {
         if (child.state === IDLE) this.idleInRing++;
         if (child.state !== TRANSIENT_FAILURE) this.workingInRing++;
@@ -188,13 +197,14 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
 
   private clear(): void {
     this.list.destroyAll();
-    this.pendingConnects.clear();
+    this.pendingConnects = [];
+    this.pendingCount = 0;
     this.children = [];
     this.keys = [];
     this.weights = new Float64Array(0);
     this.ring = null;
-    this.states = new SnapshotArray();
-    this.pickers = new SnapshotArray();
+    this.connectRequested = new Uint8Array(0);
+    this.slots = new SnapshotArray();
     this.idleInRing = 0;
     this.workingInRing = 0;
   }
@@ -209,8 +219,15 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
       if (previous === TRANSIENT_FAILURE) this.workingInRing++;
       if (child.state === TRANSIENT_FAILURE) this.workingInRing--;
     }
-    this.states.set(slot, stateCode(child.state));
-    this.pickers.set(slot, child.picker);
+    this.slots.set(slot, endpointSlot(child.state, child.picker));
+    if (previous === IDLE && child.state === CONNECTING && this.aggregatedState() === this.reported) {
+      // An endpoint a pick (or the proactive rule) started is connecting, and the aggregated state stands: the
+      // published picker still sees it IDLE, where a pick asks again for the connection under way (ignored)
+      // and queues, as on CONNECTING; its A76 random walk reads the live CONNECTING count. No new picker (A42
+      // allows a picker to read state the policy keeps current), so each endpoint of a connect storm makes
+      // one picker, when it is READY, not two.
+      return;
+    }
     if (child.state === TRANSIENT_FAILURE) {
       this.lastFailure = child.status;
       // pick_first re-resolves when it fails to connect or loses its connection; a READY child turned
@@ -264,10 +281,9 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     // The ring picker serves every state, TRANSIENT_FAILURE included (A42).
     const picker = new RingHashPicker(
       this.ring!,
-      this.states.snapshot(),
-      this.pickers.snapshot(),
+      this.slots.snapshot(),
       this.config!.requestHashHeader,
-      this.list.counts[CONNECTING] > 0,
+      this.list.counts,
       this.workingInRing === 0,
       this.connectEndpoint,
       this.random,
@@ -290,7 +306,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
       let e = this.proactiveCursor + i;
       if (e >= n) e -= n;
       workMeter.visits++;
-      if (this.states.at(e) === STATE_IDLE && perEndpoint[e]! > 0) {
+      if (this.children[e]!.state === IDLE && perEndpoint[e]! > 0) {
         this.proactiveCursor = e + 1 === n ? 0 : e + 1;
         this.helper.trace(() => `ring_hash: proactively connecting ${this.children[e]!.key}`);
         this.children[e]!.connect();
@@ -299,20 +315,38 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     }
   }
 
-  /** A pick asked for a connection: hop off the data path (as pick_first's IdlePicker does). */
-  private scheduleConnect(child: EndpointChild): void {
-    if (this.destroyed || this.pendingConnects.has(child)) return;
-    this.pendingConnects.add(child);
-    this.connectTimer ??= this.helper.clock.setTimer(0, () => this.runPendingConnects());
+  /**
+   * A pick asked for endpoint `e` of the list `children` to connect: hop off the data path (as pick_first's
+   * IdlePicker does). A picker from before the latest update still names its own list's children.
+   */
+  private scheduleConnect(children: readonly EndpointChild[], e: number): void {
+    if (this.destroyed) return;
+    if (children === this.children) {
+      if (this.connectRequested[e] === 1) return;
+      this.connectRequested[e] = 1;
+    }
+    this.pendingConnects[this.pendingCount++] = children[e]!;
+    this.connectTimer ??= this.helper.clock.setTimer(0, this.runPendingConnectsNow);
   }
 
   private runPendingConnects(): void {
     this.connectTimer = null;
-    const children = [...this.pendingConnects];
-    workMeter.visits += children.length;
-    this.pendingConnects.clear();
-    // A child dropped by an update since is SHUTDOWN, and connect() ignores it.
-    for (const child of children) child.connect();
+    const pending = this.pendingConnects;
+    const count = this.pendingCount;
+    // Picks during the connects below (a child reporting) queue into the other array and another hop.
+    this.pendingConnects = this.runningConnects;
+    this.pendingCount = 0;
+    this.runningConnects = pending;
+    workMeter.visits += count;
+    const children = this.children;
+    const requested = this.connectRequested;
+    for (let i = 0; i < count; i++) {
+      const child = pending[i]!;
+      pending[i] = undefined;
+      if (children[child.slot] === child) requested[child.slot] = 0;
+      // A child dropped by an update since is SHUTDOWN, and connect() ignores it.
+      child.connect();
+    }
   }
 
   private fail(status: Status): void {
