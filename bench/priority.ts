@@ -15,8 +15,6 @@
  *   - pick: ns per pick through priority -> weighted_target -> round_robin -> pick_first with all of
  *     priority 0 READY.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { experimental, connectivityState as GrpcState, Metadata } from '@grpc/grpc-js';
 import * as grpcJsXdsPriority from '@grpc/grpc-js-xds/build/src/load-balancer-priority.js';
 import * as grpcJsXdsWeightedTarget from '@grpc/grpc-js-xds/build/src/load-balancer-weighted-target.js';
@@ -33,6 +31,7 @@ import {
   registerAllPolicies,
 } from 'lbtree';
 import { BenchChannel } from './bench-channel.js';
+import { gc } from './gc.js';
 import { FakeSubchannel } from './grpc-js-harness.js';
 import { median, ms, printRow, printTableHeader } from './report.js';
 
@@ -209,9 +208,6 @@ function createGrpcJsXdsTree(): Harness {
     destroy: () => lb.destroy(),
   };
 }
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 function heapUsed(): number {
   gc();

@@ -56,10 +56,13 @@ const SIZES = (process.env.STORM_SIZES ?? '1000,10000,50000').split(',').map(Num
 /** Runs per size (median), fewer for the large sizes. */
 const repeatsFor = (n: number): number => (n <= 10_000 ? 5 : 1);
 /**
- * Warm-up runs before the measured ones (JIT): a 1,000-endpoint run is too short to warm the code alone, so
- * the first case measured in a process used to read several times slower at that size than the next ones.
+ * Warm-up before the measured runs (JIT): runs until three have been made or they have taken 2 s together,
+ * whichever comes first, for either library. A short run is too short to warm the code alone: with one
+ * warm-up, a 10,000-endpoint lbtree storm's first two measured runs still ran partly unoptimised code and
+ * read 2-5 times slower than the next ones. A run of seconds (a quadratic comparison) warms itself.
  */
-const warmUpsFor = (n: number): number => (n <= 1_000 ? 3 : n <= 10_000 ? 1 : 0);
+const WARM_UP_RUNS = 3;
+const WARM_UP_MS = 2_000;
 /** A comparison expected to take longer than this (quadratic growth from the previous size) is skipped. */
 const SKIP_ABOVE_MS = Number(process.env.STORM_SKIP_ABOVE_MS ?? 60_000);
 /** STORM_FULL=1 runs every comparison, however long it is projected to take (once, no warm-up). */
@@ -397,7 +400,12 @@ async function runOnce(create: () => StormHarness, n: number, label: string): Pr
   return { upMs, downMs };
 }
 
-/** `repeats` runs (median) after the warm-up runs of {@link warmUpsFor} (JIT), unless `once`. */
+async function warmUp(run: () => Promise<unknown>): Promise<void> {
+  const start = performance.now();
+  for (let w = 0; w < WARM_UP_RUNS && performance.now() - start < WARM_UP_MS; w++) await run();
+}
+
+/** `repeats` runs (median) after {@link warmUp} (JIT), unless `once`. */
 async function measure(
   create: () => StormHarness,
   n: number,
@@ -405,7 +413,7 @@ async function measure(
   once = false,
 ): Promise<StormFigures> {
   const repeats = once ? 1 : repeatsFor(n);
-  if (!once) for (let w = 0; w < warmUpsFor(n); w++) await runOnce(create, n, label);
+  if (!once) await warmUp(() => runOnce(create, n, label));
   const up: number[] = [];
   const down: number[] = [];
   for (let r = 0; r < repeats; r++) {
@@ -428,7 +436,7 @@ async function measureConnectAtOnce(create: () => StormHarness, n: number, label
     h.destroy();
     return took;
   };
-  for (let w = 0; w < warmUpsFor(n); w++) await once();
+  await warmUp(once);
   const runs: number[] = [];
   for (let r = 0; r < repeatsFor(n); r++) runs.push(await once());
   return median(runs);

@@ -14,8 +14,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { register as registerGrpcJsXds } from '@grpc/grpc-js-xds';
 import { validateBootstrapConfig } from '@grpc/grpc-js-xds/build/src/xds-bootstrap.js';
 import { XdsClient as GrpcJsXdsClient, Watcher } from '@grpc/grpc-js-xds/build/src/xds-client.js';
@@ -24,14 +22,12 @@ import { EndpointResourceType } from '@grpc/grpc-js-xds/build/src/xds-resource-t
 import { grpcXdsTransportFactory } from '../src/grpc-js/xds-transport.js';
 import { parseBootstrap, XdsClient } from '../src/xds/client/index.js';
 import { clusterResourceType, endpointResourceType, type XdsCluster } from '../src/xds/resources/index.js';
+import { gc } from './gc.js';
 import { median, printRow, printTableHeader } from './report.js';
 
 const CLUSTERS = Number(process.env.BENCH_XDS_CLUSTERS ?? 1_000);
 const ENDPOINTS = 10;
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 interface Run {
   /** EDS resources received (CLUSTERS when the run completed; fewer when it hit the cap). */

@@ -21,6 +21,12 @@ export class Attributes {
   private constructor(
     private readonly keyList: readonly AttributeKey<unknown>[],
     private readonly valueList: readonly unknown[],
+    /**
+     * The map this one was made from by `with` adding its last key, or null: removing that key again gives
+     * `base` back itself, not a copy (a parent prepends a path element per endpoint, the child below peels it
+     * off, and the endpoints underneath see their own attributes again, by identity).
+     */
+    private readonly base: Attributes | null = null,
   ) {}
 
   static of<T>(key: AttributeKey<T>, value: T): Attributes {
@@ -55,12 +61,13 @@ export class Attributes {
     }
     keys[n] = key;
     values[n] = value;
-    return new Attributes(keys, values);
+    return new Attributes(keys, values, this);
   }
 
   without(key: AttributeKey<unknown>): Attributes {
     const at = this.keyList.indexOf(key);
     if (at < 0) return this;
+    if (this.base !== null && at === this.keyList.length - 1) return this.base;
     if (this.keyList.length === 1) return Attributes.EMPTY;
     const keys = this.keyList.slice();
     const values = this.valueList.slice();

@@ -41,19 +41,30 @@ export function childHelper(parent: Helper, overrides: Overrides): Helper {
 /**
  * A child's helper as a class: the parent's helper, with `updateState` (and whatever else a subclass overrides)
  * intercepted. For parents that make one per child by the thousand (weighted_target's targets): methods on a
- * prototype instead of a fresh object of closures each.
+ * prototype instead of a fresh object of closures each, and the parent's clock and trace read through it
+ * rather than copied into every instance.
  */
 export abstract class ForwardingHelper implements Helper {
-  readonly clock: Clock;
-  readonly random: () => number;
-  readonly trace: Trace;
   readonly [RANDOM]: () => number;
 
-  constructor(protected readonly parent: Helper) {
-    this.clock = parent.clock;
-    this.random = randomOf(parent);
-    this[RANDOM] = this.random;
-    this.trace = parent.trace;
+  /** `random`: `randomOf(parent)`, when the caller has it already (a parent making thousands of these). */
+  constructor(
+    protected readonly parent: Helper,
+    random: () => number = randomOf(parent),
+  ) {
+    this[RANDOM] = random;
+  }
+
+  get clock(): Clock {
+    return this.parent.clock;
+  }
+
+  get trace(): Trace {
+    return this.parent.trace;
+  }
+
+  random(): number {
+    return this[RANDOM]();
   }
 
   abstract updateState(state: ConnectivityState, status: Status, picker: Picker): void;

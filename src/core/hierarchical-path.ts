@@ -14,23 +14,31 @@ export const NO_ENDPOINTS: readonly Endpoint[] = Object.freeze([]);
 
 /**
  * An endpoint list split by the first element of each endpoint's path. Endpoints without a path (or with an
- * empty one) are dropped at this level. A child's share is stripped of that element only when asked for, and
- * once: priority asks only for the children it has created, so the endpoints of priorities it never uses
- * cost one Map lookup each.
+ * empty one) are dropped at this level. A child's share is stripped of that element when asked for, and once:
+ * priority asks only for the children it has created, so the endpoints of priorities it never uses cost one
+ * Map lookup each. A parent that asks for every child's share (weighted_target) splits with `stripNow`: each
+ * endpoint is stripped as it is sorted, into the one list its child gets (no second list or Map per child).
  */
 export class HierarchicalSplit {
-  private readonly stripped = new Map<string, readonly Endpoint[]>();
+  private readonly stripped: Map<string, readonly Endpoint[]> | null;
 
-  private constructor(private readonly byChild: ReadonlyMap<string, Endpoint[]>) {}
+  private constructor(
+    private readonly byChild: ReadonlyMap<string, Endpoint[]>,
+    strippedAlready: boolean,
+  ) {
+    this.stripped = strippedAlready ? null : new Map();
+  }
 
-  static of(endpoints: readonly Endpoint[]): HierarchicalSplit {
+  static of(endpoints: readonly Endpoint[], stripNow = false): HierarchicalSplit {
     const byChild = new Map<string, Endpoint[]>();
+    const stripper = stripNow ? new PathStripper() : null;
     let lastName: string | undefined;
     let lastList: Endpoint[] | undefined;
     workMeter.visits += endpoints.length;
-    for (const e of endpoints) {
-      const path = e.attributes.get(HIERARCHICAL_PATH);
+    for (const original of endpoints) {
+      const path = original.attributes.get(HIERARCHICAL_PATH);
       if (path === undefined || path.length === 0) continue;
+      const e = stripper === null ? original : stripper.strip(original);
       const name = path[0]!;
       // Endpoints of one child usually come together: skip the lookup while the name repeats.
       if (name !== lastName) {
@@ -46,7 +54,7 @@ export class HierarchicalSplit {
       }
       lastList!.push(e);
     }
-    return new HierarchicalSplit(byChild);
+    return new HierarchicalSplit(byChild, stripNow);
   }
 
   /** The child names that at least one endpoint names, in first-seen order. */
@@ -56,11 +64,13 @@ export class HierarchicalSplit {
 
   /** One child's endpoints with the first path element removed; a child no endpoint names gets []. */
   forChild(name: string): readonly Endpoint[] {
-    let list = this.stripped.get(name);
+    const stripped = this.stripped;
+    if (stripped === null) return this.byChild.get(name) ?? NO_ENDPOINTS;
+    let list = stripped.get(name);
     if (list === undefined) {
       const original = this.byChild.get(name);
       list = original === undefined ? NO_ENDPOINTS : stripAll(original);
-      this.stripped.set(name, list);
+      stripped.set(name, list);
     }
     return list;
   }
@@ -73,34 +83,43 @@ export function splitByHierarchicalPath(endpoints: readonly Endpoint[]): Hierarc
 
 function stripAll(endpoints: readonly Endpoint[]): Endpoint[] {
   const out: Endpoint[] = new Array(endpoints.length);
-  // Endpoints that share one Attributes object (a resolver building one per locality) share the result, and
-  // so do endpoints whose only attribute is the same path (the common xDS shape): then the next level down
-  // sees one Attributes object per child, and the leaves see the shared empty set.
-  let lastIn: Attributes | undefined;
-  let lastOut: Attributes | undefined;
-  let pathOnly: Map<string, Attributes> | undefined;
+  const stripper = new PathStripper();
   workMeter.visits += endpoints.length;
-  for (let i = 0; i < endpoints.length; i++) {
-    const e = endpoints[i]!;
+  for (let i = 0; i < endpoints.length; i++) out[i] = stripper.strip(endpoints[i]!);
+  return out;
+}
+
+/**
+ * Strips the first path element off endpoint after endpoint. Endpoints that share one Attributes object (a
+ * resolver building one per locality) share the result, and so do endpoints whose only attribute is the same
+ * path (the common xDS shape): then the next level down sees one Attributes object per child, and the leaves
+ * see the shared empty set.
+ */
+class PathStripper {
+  private lastIn: Attributes | undefined;
+  private lastOut: Attributes | undefined;
+  private pathOnly: Map<string, Attributes> | undefined;
+
+  strip(e: Endpoint): Endpoint {
     const attributes = e.attributes;
-    if (attributes !== lastIn) {
-      lastIn = attributes;
+    if (attributes !== this.lastIn) {
+      this.lastIn = attributes;
       const path = attributes.size === 1 ? attributes.get(HIERARCHICAL_PATH) : undefined;
       if (path !== undefined && path.length > 1) {
         const key = path.length === 2 ? path[1]! : path.slice(1).join(PATH_SEPARATOR);
-        pathOnly ??= new Map();
-        lastOut = pathOnly.get(key);
-        if (lastOut === undefined) {
-          lastOut = stripAttributes(attributes);
-          pathOnly.set(key, lastOut);
+        this.pathOnly ??= new Map();
+        let out = this.pathOnly.get(key);
+        if (out === undefined) {
+          out = stripAttributes(attributes);
+          this.pathOnly.set(key, out);
         }
+        this.lastOut = out;
       } else {
-        lastOut = stripAttributes(attributes);
+        this.lastOut = stripAttributes(attributes);
       }
     }
-    out[i] = { addresses: e.addresses, attributes: lastOut! };
+    return { addresses: e.addresses, attributes: this.lastOut! };
   }
-  return out;
 }
 
 // Cannot occur in a child name that means anything: joins path tails into one Map key.

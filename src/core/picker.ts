@@ -94,13 +94,15 @@ export class FailPicker implements Picker {
   }
 }
 
-/** Completes every call on one subchannel (pick_first's READY picker). */
-export class SubchannelPicker implements Picker {
-  readonly constantResult: CompletePick;
-  constructor(readonly subchannel: Subchannel) {
-    this.constantResult = Object.freeze({ type: 'complete', subchannel });
-  }
+/**
+ * Completes every call on one subchannel (pick_first's READY picker). It is its own pick result: a channel
+ * holds one per READY endpoint, and a second object per endpoint was that much more for every scavenge to copy.
+ */
+export class SubchannelPicker implements Picker, CompletePick {
+  readonly type = 'complete';
+  readonly constantResult: CompletePick = this;
+  constructor(readonly subchannel: Subchannel) {}
   pick(): PickResult {
-    return this.constantResult;
+    return this;
   }
 }

@@ -9,49 +9,80 @@ import {
   type Picker,
   type PolicyFactory,
   type PolicyLookup,
+  randomOf,
   type Status,
   type StatusOr,
 } from '../core/index.js';
 
-/** The helper of one policy instance: passes its reports up only while that instance is the live one. */
+const createdMessages = new WeakMap<PolicyFactory, () => string>();
+
+/** The trace message of a new instance, one per policy (not a closure per child created). */
+function createdMessage(factory: PolicyFactory): () => string {
+  let message = createdMessages.get(factory);
+  if (message === undefined) {
+    const text = `child policy ${factory.name} created`;
+    message = () => text;
+    createdMessages.set(factory, message);
+  }
+  return message;
+}
+
+/** The helper of a policy instance that replaced another under the same child: passes up only while live. */
 class InstanceHelper extends ForwardingHelper {
-  constructor(
-    parent: Helper,
-    private readonly owner: ChildPolicy,
-  ) {
-    super(parent);
+  constructor(private readonly owner: ChildPolicySlot) {
+    super(owner, randomOf(owner));
   }
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
-    if (this.owner.live === this) this.parent.updateState(state, status, picker);
+    this.owner.reportFrom(this, state, status, picker);
   }
   override requestReresolution(): void {
-    if (this.owner.live === this) this.parent.requestReresolution();
+    this.owner.reresolutionFrom(this);
   }
 }
 
 /**
- * The policy instance behind one named child of a multi-child policy (priority, weighted_target). Names let a
- * config update reach the existing instance; a config naming a different policy replaces it, make before
- * break (the new instance is updated before the old one is destroyed, so pooled connections carry over).
- * Reports and re-resolution requests from a replaced or destroyed instance are dropped.
+ * The policy instance behind one named child of a multi-child policy (priority, weighted_target, …), and the
+ * helper of that instance. Names let a config update reach the existing instance; a config naming a different
+ * policy replaces it, make before break (the new instance is updated before the old one is destroyed, so
+ * pooled connections carry over). Reports and re-resolution requests from a replaced or destroyed instance
+ * are dropped.
+ *
+ * The first instance's helper is the slot itself, so a parent whose per-child record extends this class
+ * (weighted_target's targets, by the ten thousand with a locality per endpoint) makes one object per child,
+ * not three; only an instance replacing another gets a helper object of its own, so each instance's reports
+ * stay tellable apart.
  */
-export class ChildPolicy {
+export abstract class ChildPolicySlot extends ForwardingHelper {
   private policy: LoadBalancer | null = null;
   private factory: PolicyFactory | null = null;
-  /** @internal The live instance's helper; each instance's helper checks it before passing anything up. */
-  live: Helper | null = null;
+  /** The live instance's helper (`this` or an InstanceHelper); null when there is none. */
+  private live: Helper | null = null;
+  /** Whether an instance has had `this` as its helper: only the first may, ever (a destroyed one stays muted). */
+  private selfUsed = false;
 
+  /** `random`: `parent`'s as {@link randomOf} gives it, when the caller has it already (one per parent). */
   constructor(
-    private readonly helper: Helper,
+    parent: Helper,
     private readonly registry: PolicyLookup,
-  ) {}
+    random?: () => number,
+  ) {
+    super(parent, random);
+  }
+
+  /** The live instance's report. */
+  protected abstract onPolicyState(state: ConnectivityState, status: Status, picker: Picker): void;
+
+  /** The live instance asks for re-resolution. */
+  protected onPolicyReresolution(): void {
+    this.parent.requestReresolution();
+  }
 
   /** Whether `parsed` would start a new instance (none yet, or a different policy). */
-  replacedBy(parsed: ParsedLbConfig): boolean {
+  protected policyReplacedBy(parsed: ParsedLbConfig): boolean {
     return parsed.factory !== this.factory;
   }
 
-  update(
+  protected updatePolicy(
     parsed: ParsedLbConfig,
     endpoints: StatusOr<readonly Endpoint[]>,
     attributes: ChannelArgs,
@@ -60,30 +91,87 @@ export class ChildPolicy {
     let previous: LoadBalancer | null = null;
     if (parsed.factory !== this.factory) {
       previous = this.policy;
-      const helper = new InstanceHelper(this.helper, this);
+      const helper: Helper = this.selfUsed ? new InstanceHelper(this) : this;
+      this.selfUsed = true;
       this.live = helper;
       this.factory = parsed.factory;
       this.policy = parsed.factory.create(helper, this.registry);
-      this.helper.trace(() => `child policy ${parsed.factory.name} created`);
+      this.parent.trace(createdMessage(parsed.factory));
     }
     const accepted = this.policy!.update({ endpoints, config: parsed.config, attributes, resolutionNote });
     previous?.destroy();
     return accepted;
   }
 
-  exitIdle(): void {
+  protected exitPolicyIdle(): void {
     this.policy?.exitIdle();
   }
 
-  resetBackoff(): void {
+  protected resetPolicyBackoff(): void {
     this.policy?.resetBackoff();
   }
 
-  destroy(): void {
+  protected destroyPolicy(): void {
     this.live = null;
     this.factory = null;
     const policy = this.policy;
     this.policy = null;
     policy?.destroy();
+  }
+
+  /** @internal The first instance's report. */
+  updateState(state: ConnectivityState, status: Status, picker: Picker): void {
+    this.reportFrom(this, state, status, picker);
+  }
+
+  /** @internal The first instance's request. */
+  override requestReresolution(): void {
+    this.reresolutionFrom(this);
+  }
+
+  /** @internal An instance's report, through its helper. */
+  reportFrom(helper: Helper, state: ConnectivityState, status: Status, picker: Picker): void {
+    if (this.live === helper) this.onPolicyState(state, status, picker);
+  }
+
+  /** @internal An instance's re-resolution request, through its helper. */
+  reresolutionFrom(helper: Helper): void {
+    if (this.live === helper) this.onPolicyReresolution();
+  }
+}
+
+/**
+ * A {@link ChildPolicySlot} on its own, for parents with one child or a record of their own per child
+ * (priority, xds_wrr_locality, outlier_detection): the live instance's reports go to `helper`.
+ */
+export class ChildPolicy extends ChildPolicySlot {
+  protected onPolicyState(state: ConnectivityState, status: Status, picker: Picker): void {
+    this.parent.updateState(state, status, picker);
+  }
+
+  /** Whether `parsed` would start a new instance (none yet, or a different policy). */
+  replacedBy(parsed: ParsedLbConfig): boolean {
+    return this.policyReplacedBy(parsed);
+  }
+
+  update(
+    parsed: ParsedLbConfig,
+    endpoints: StatusOr<readonly Endpoint[]>,
+    attributes: ChannelArgs,
+    resolutionNote: string | undefined,
+  ): boolean {
+    return this.updatePolicy(parsed, endpoints, attributes, resolutionNote);
+  }
+
+  exitIdle(): void {
+    this.exitPolicyIdle();
+  }
+
+  resetBackoff(): void {
+    this.resetPolicyBackoff();
+  }
+
+  destroy(): void {
+    this.destroyPolicy();
   }
 }

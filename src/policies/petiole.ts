@@ -76,6 +76,15 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   protected abstract readyPicker(ready: ArraySnapshot<Entry>): Picker;
 
   /**
+   * The READY picker when `child` is the only READY child, if the subclass's picker over one child picks
+   * exactly as that child's own picker does (round_robin): then it is reported as it is, with no snapshot or
+   * picker built (a target or locality per endpoint makes every petiole a one-child one). Null: build one.
+   */
+  protected onlyReadyPicker(_child: EndpointChild): Picker | null {
+    return null;
+  }
+
+  /**
    * @internal What a child's pick_first gets for a new subchannel of that child (weighted_round_robin wraps
    * it).
    */
@@ -229,7 +238,8 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     workMeter.visits++;
     const counts = this.list.counts;
     if (counts[READY] > 0) {
-      this.report(READY, OK_STATUS, this.readyPicker(this.ready.snapshot()));
+      const only = this.readyChildren.length === 1 ? this.onlyReadyPicker(this.readyChildren[0]!) : null;
+      this.report(READY, OK_STATUS, only ?? this.readyPicker(this.ready.snapshot()));
       return;
     }
     const stillTrying = counts[CONNECTING] + counts[IDLE] > 0;

@@ -61,6 +61,11 @@ export class RoundRobin extends EagerPetiole<object, RoundRobinEntry> {
   protected readyPicker(ready: ArraySnapshot<RoundRobinEntry>): Picker {
     return new RoundRobinPicker(ready, Math.floor(this.helper.random() * ready.length));
   }
+
+  /** Rotating over one child picks what its own picker picks, every time. */
+  protected override onlyReadyPicker(child: EndpointChild): Picker {
+    return child.picker;
+  }
 }
 
 export const roundRobinFactory: PolicyFactory<object> = {

@@ -88,6 +88,21 @@ describe('Attributes (A61: per-endpoint attributes)', () => {
     assert.equal(two.without(key).size, 0);
   });
 
+  test('without() the key with() just added gives back the original map itself; any other removal copies', () => {
+    const a = new AttributeKey<number>('test.a');
+    const b = new AttributeKey<number>('test.b');
+    const base = Attributes.of(a, 1);
+    const added = base.with(b, 2);
+    assert.equal(added.without(b), base);
+    assert.equal(added.without(a).get(b), 2);
+    assert.equal(added.without(a).get(a), undefined);
+    // Replacing a value is no addition: removing it leaves the other keys, in a new map.
+    const replaced = added.with(b, 3);
+    assert.notEqual(replaced.without(b), base);
+    assert.equal(replaced.without(b).get(a), 1);
+    assert.equal(replaced.without(b).has(b), false);
+  });
+
   test('keys are typed objects: two keys with one name never collide', () => {
     const k1 = new AttributeKey<string>('same');
     const k2 = new AttributeKey<string>('same');

@@ -5,8 +5,9 @@ import {
   addressKey,
   type Endpoint,
   HIERARCHICAL_PATH,
-  type HierarchicalSplit,
+  HierarchicalSplit,
   LOCALITY,
+  LOCALITY_WEIGHT,
   NO_ENDPOINTS,
   splitByHierarchicalPath,
   stripFirstPathElement,
@@ -45,6 +46,44 @@ describe('hierarchical addresses (A56 "Hierarchical Addresses")', () => {
     // At the leaf the path is used up: the attribute is removed (an empty path and none mean the same).
     assert.deepEqual(show(child0), { localityA: ['10.0.0.1:80'], localityB: ['10.0.0.2:80'] });
     assert.equal(child0.forChild('localityA')[0]!.attributes, Attributes.EMPTY);
+  });
+
+  test('split stripping at once (a parent that wants every share) gives each child the same share as stripping on demand', () => {
+    const endpoints = [
+      withPath('10.0.0.1:80', ['t0']),
+      withPath('10.0.0.2:80', ['t1', 'inner']),
+      withPath('10.0.0.3:80'),
+      withPath('10.0.0.4:80', ['t0', 'inner']),
+      withPath('10.0.0.5:80', ['t1', 'inner']),
+    ];
+    const onDemand = HierarchicalSplit.of(endpoints);
+    const atOnce = HierarchicalSplit.of(endpoints, true);
+    assert.deepEqual(show(atOnce), show(onDemand));
+    assert.deepEqual(show(atOnce), {
+      t0: ['10.0.0.1:80', '10.0.0.4:80 ["inner"]'],
+      t1: ['10.0.0.2:80 ["inner"]', '10.0.0.5:80 ["inner"]'],
+    });
+    assert.equal(atOnce.forChild('t0'), atOnce.forChild('t0'), 'one list per child, handed out as it is');
+    assert.equal(atOnce.forChild('t2'), NO_ENDPOINTS);
+    // Equal path tails share one stripped Attributes object, across children too.
+    assert.equal(atOnce.forChild('t1')[0]!.attributes, atOnce.forChild('t0')[1]!.attributes);
+  });
+
+  test('a path element a parent prepended (A52 xds_wrr_locality: the locality) is peeled off to the very attributes it was added to', () => {
+    const own = Attributes.of(LOCALITY, 'zone-a').with(LOCALITY_WEIGHT, 3);
+    const prepended: Endpoint = {
+      addresses: withPath('10.0.0.1:80').addresses,
+      attributes: own.with(HIERARCHICAL_PATH, ['zone-a']),
+    };
+    assert.equal(stripFirstPathElement(prepended).attributes, own);
+    // A path that was there before is not peeled back to some earlier object: its tail stays.
+    const deeper = Attributes.of(HIERARCHICAL_PATH, ['p0', 'l0']).with(LOCALITY, 'zone-a');
+    assert.deepEqual(
+      stripFirstPathElement({ addresses: prepended.addresses, attributes: deeper }).attributes.get(
+        HIERARCHICAL_PATH,
+      ),
+      ['l0'],
+    );
   });
 
   test('endpoints without a path, or with an empty one, are dropped at that level', () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, unavailable } from '../../src/core/index.js';
+import { RoundRobinPicker } from '../../src/policies/index.js';
 import { Simulation } from '../../src/sim/index.js';
 import { connectAll, picks } from '../support/sim-picks.js';
 
@@ -116,6 +117,23 @@ describe('round_robin state and picker (A61 "Petiole policies", A62 sticky TF)',
       for (let i = 3; i < seq.length; i++) assert.equal(seq[i], seq[i - 3]);
     }
     assert.equal(starts.size, 3);
+  });
+
+  test('one READY child: its own picker goes up as it is (rotating over one picks it every time); a second brings the rotation back', () => {
+    const sim = new Simulation();
+    sim.script(A, { connectAfterMs: 1 });
+    sim.script(B, { connectAfterMs: 5 });
+    sim.update([A, B], RR);
+    sim.advance(1);
+    assert.equal(sim.state, 'READY');
+    assert.ok(!(sim.picker instanceof RoundRobinPicker), "the child's picker, not a rotation over one");
+    assert.equal(sim.picker.constantResult?.type, 'complete');
+    assert.deepEqual(picks(sim, 3), [A, A, A]);
+    sim.advance(4);
+    assert.ok(sim.picker instanceof RoundRobinPicker);
+    const seq = picks(sim, 4);
+    assert.deepEqual(seq.slice(2), seq.slice(0, 2));
+    assert.deepEqual([...seq.slice(0, 2)].sort(), [A, B]);
   });
 
   test('READY if any child is READY; CONNECTING while others connect', () => {

@@ -117,6 +117,39 @@ describe('weighted_target children (A28 "Weighted target LB policy", A56 "Hierar
   });
 });
 
+describe('weighted_target child policy changes (A28 "Weighted target LB policy": a target\'s config is its child policy)', () => {
+  test('a target given another policy: the new instance takes over, and nothing the replaced ones report reaches the channel', () => {
+    const w = puppetWorld();
+    const withA = (childPolicy: unknown[]) =>
+      wtConfig({ a: { weight: 1, childPolicy }, b: { weight: 1, childPolicy: puppet('b') } });
+    w.sim.update([], withA(puppet('a')));
+    const first = w.get('a');
+    first.report('READY');
+    w.get('b').report('CONNECTING');
+    assert.equal(pickedPuppet(w.sim), 'a');
+    // round_robin with no endpoints fails: the target leaves READY with it.
+    w.sim.update([], withA(RR));
+    assert.equal(first.destroyed, true);
+    assert.equal(w.sim.state, 'CONNECTING');
+    const picker = w.sim.picker;
+    first.report('READY');
+    assert.equal(w.sim.picker, picker, 'the replaced instance is muted');
+    assert.equal(w.sim.state, 'CONNECTING');
+    // Back to a puppet: a third instance; the first one (the target's first helper) stays muted.
+    w.sim.update([], withA(puppet('a')));
+    const third = w.get('a');
+    assert.notEqual(third, first);
+    first.report('READY');
+    assert.equal(w.sim.state, 'CONNECTING');
+    third.report('READY');
+    assert.equal(w.sim.state, 'READY');
+    assert.equal(pickedPuppet(w.sim), 'a');
+    w.sim.update([], withA(RR));
+    third.report('READY');
+    assert.equal(w.sim.state, 'CONNECTING', 'a replaced later instance is muted too');
+  });
+});
+
 describe('weighted_target state (A28: "the aggregated state of all child policies")', () => {
   const table: [ConnectivityState[], ConnectivityState][] = [
     [['READY', 'TRANSIENT_FAILURE', 'CONNECTING'], 'READY'],

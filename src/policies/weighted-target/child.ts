@@ -3,7 +3,6 @@ import {
   CONNECTING,
   type ConnectivityState,
   type Endpoint,
-  ForwardingHelper,
   type Helper,
   OK_STATUS,
   type Picker,
@@ -12,7 +11,7 @@ import {
   type Status,
   type StatusOr,
 } from '../../core/index.js';
-import { ChildPolicy } from '../child-policy.js';
+import { ChildPolicySlot } from '../child-policy.js';
 import { RetentionTimer } from '../retention-timer.js';
 import type { WeightedTargetChildConfig } from './config.js';
 
@@ -24,9 +23,9 @@ export interface WeightedTargetChildOwner {
 
 /**
  * One target of weighted_target_experimental: its weight, its policy and its latest report. It is also its
- * policy's helper (no per-target closures: a locality per endpoint makes tens of thousands of these).
+ * policy's helper and slot (one object per target: a locality per endpoint makes tens of thousands of these).
  */
-export class WeightedTargetChild extends ForwardingHelper {
+export class WeightedTargetChild extends ChildPolicySlot {
   /** A new child counts as connecting until it reports (A61). */
   state: ConnectivityState = CONNECTING;
   status: Status = OK_STATUS;
@@ -37,16 +36,15 @@ export class WeightedTargetChild extends ForwardingHelper {
   /** Made when the target is first removed: most targets never are, and there may be tens of thousands. */
   private retention: RetentionTimer | null = null;
   private destroyed = false;
-  private readonly policy: ChildPolicy;
 
   constructor(
     readonly name: string,
     parent: Helper,
     registry: PolicyLookup,
     private readonly owner: WeightedTargetChildOwner,
+    random: () => number,
   ) {
-    super(parent);
-    this.policy = new ChildPolicy(this, registry);
+    super(parent, registry, random);
   }
 
   /** A removed target waiting out its retention interval: kept for reuse, never picked. */
@@ -61,13 +59,13 @@ export class WeightedTargetChild extends ForwardingHelper {
     resolutionNote: string | undefined,
   ): boolean {
     this.weight = config.weight;
-    if (this.policy.replacedBy(config.childPolicy)) {
+    if (this.policyReplacedBy(config.childPolicy)) {
       // A new policy (or another policy under the same name) starts out connecting.
       this.state = CONNECTING;
       this.status = OK_STATUS;
       this.picker = queuePicker;
     }
-    return this.policy.update(config.childPolicy, endpoints, attributes, resolutionNote);
+    return this.updatePolicy(config.childPolicy, endpoints, attributes, resolutionNote);
   }
 
   deactivate(retentionMs: number): void {
@@ -82,26 +80,20 @@ export class WeightedTargetChild extends ForwardingHelper {
   }
 
   exitIdle(): void {
-    this.policy.exitIdle();
+    this.exitPolicyIdle();
   }
 
   resetBackoff(): void {
-    this.policy.resetBackoff();
-  }
-
-  /** @internal The policy asks for re-resolution. */
-  override requestReresolution(): void {
-    if (!this.destroyed) this.parent.requestReresolution();
+    this.resetPolicyBackoff();
   }
 
   destroy(): void {
     this.destroyed = true;
     this.reactivate();
-    this.policy.destroy();
+    this.destroyPolicy();
   }
 
-  /** @internal The policy's report. */
-  updateState(state: ConnectivityState, status: Status, picker: Picker): void {
+  protected onPolicyState(state: ConnectivityState, status: Status, picker: Picker): void {
     if (this.destroyed) return;
     const previous = this.state;
     this.state = state;

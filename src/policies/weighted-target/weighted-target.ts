@@ -81,7 +81,7 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
   update(update: LbUpdate<WeightedTargetConfig>): boolean {
     if (this.destroyed) return false;
     const targets = update.config.targets;
-    if (update.endpoints.ok) this.split = HierarchicalSplit.of(update.endpoints.value);
+    if (update.endpoints.ok) this.split = HierarchicalSplit.of(update.endpoints.value, true);
     const split = this.split;
     this.updating = true;
     workMeter.visits += targets.size + this.children.size;
@@ -91,7 +91,7 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
         let child = this.children.get(name);
         const isNew = child === undefined;
         if (child === undefined) {
-          child = new WeightedTargetChild(name, this.helper, this.registry, this);
+          child = new WeightedTargetChild(name, this.helper, this.registry, this, this.random);
           this.children.set(name, child);
         } else {
           child.reactivate();
