@@ -57,6 +57,11 @@ export class EndpointChild implements Helper {
   generation = 0;
   /** Free for the owning policy: ring_hash keeps the endpoint's index in its current ring here. */
   slot = -1;
+  /**
+   * Free for the owning policy: least_request keeps the endpoint's call counter here (a field, where a WeakMap
+   * keyed by child cost each new READY child a hash and an ephemeron entry the GC must trace).
+   */
+  ownerData: unknown = undefined;
   private child: PickFirst | null = null;
 
   constructor(

@@ -187,8 +187,6 @@ export class LeastRequestPicker implements Picker {
 export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestSlot> {
   protected override readonly entryWidth = 2;
   private choiceCount = DEFAULT_CHOICE_COUNT;
-  /** Per endpoint child: destroyed children drop out on their own; a re-added endpoint starts at zero. */
-  private readonly counters = new WeakMap<EndpointChild, CallCounter>();
   private readonly random: () => number;
 
   constructor(helper: Helper) {
@@ -201,10 +199,11 @@ export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestS
   }
 
   protected entryFor(child: EndpointChild, into: LeastRequestSlot[]): void {
-    let counter = this.counters.get(child);
+    // Kept on the child: destroyed children drop their counter with them; a re-added endpoint starts at zero.
+    let counter = child.ownerData as CallCounter | undefined;
     if (counter === undefined) {
       counter = new CallCounter();
-      this.counters.set(child, counter);
+      child.ownerData = counter;
     }
     into[0] = counter;
     into[1] = resultSlot(child.picker, counter);

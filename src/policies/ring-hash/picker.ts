@@ -6,6 +6,7 @@ import {
   type Picker,
   type PickResult,
   QUEUE,
+  queuePicker,
 } from '../../core/index.js';
 // The hash files ring_hash needs, not hash/index.js: the request-hash evaluator there loads the RE2 engine,
 // which picking never uses.
@@ -16,41 +17,39 @@ import { xxh64Into } from '../../hash/xxh64.js';
 import type { ArraySnapshot } from '../snapshot-array.js';
 import type { Ring } from './ring.js';
 
+// Endpoint states as the picker reads them.
+export const STATE_IDLE = 0;
+export const STATE_CONNECTING = 1;
+export const STATE_READY = 2;
+export const STATE_TRANSIENT_FAILURE = 3;
+
 /**
- * What the picker keeps of an endpoint, one slot per endpoint: the child's own picker while it is READY, a
- * shared marker while it is IDLE or CONNECTING (their pickers are never asked: the walk queues there), and
- * the child's picker wrapped in a {@link FailedEndpoint} while it is in TRANSIENT_FAILURE. One slot (not a
- * state array beside a picker array) means one O(1) snapshot per picker and one write per child report.
+ * What the picker keeps of an endpoint: its state and its child's picker, in one immutable object per slot (not
+ * a state array beside a picker array), so a picker takes one O(1) snapshot and a child report makes one
+ * write. IDLE and CONNECTING endpoints share one object each (the walk queues there; their pickers are never
+ * asked); one class, so every read of `state` is monomorphic.
  */
-class EndpointMark implements Picker {
-  constructor(readonly state: ConnectivityState) {}
-  pick(): PickResult {
-    return QUEUE;
-  }
+export class EndpointSlot {
+  constructor(
+    readonly state: number,
+    readonly picker: Picker,
+  ) {}
 }
 
-export const IDLE_ENDPOINT: Picker = new EndpointMark('IDLE');
-export const CONNECTING_ENDPOINT: Picker = new EndpointMark('CONNECTING');
+const IDLE_SLOT = new EndpointSlot(STATE_IDLE, queuePicker);
+const CONNECTING_SLOT = new EndpointSlot(STATE_CONNECTING, queuePicker);
 
-/** A TRANSIENT_FAILURE endpoint: walked past, its picker used only when every endpoint has failed (A61). */
-export class FailedEndpoint implements Picker {
-  constructor(readonly picker: Picker) {}
-  pick(args: PickArgs): PickResult {
-    return this.picker.pick(args);
-  }
-}
-
-/** The picker's slot for an endpoint in `state` whose child reported `picker`. */
-export function endpointSlot(state: ConnectivityState, picker: Picker): Picker {
+/** The slot for an endpoint in `state` whose child reported `picker`. */
+export function endpointSlot(state: ConnectivityState, picker: Picker): EndpointSlot {
   switch (state) {
     case 'READY':
-      return picker;
+      return new EndpointSlot(STATE_READY, picker);
     case 'CONNECTING':
-      return CONNECTING_ENDPOINT;
+      return CONNECTING_SLOT;
     case 'TRANSIENT_FAILURE':
-      return new FailedEndpoint(picker);
+      return new EndpointSlot(STATE_TRANSIENT_FAILURE, picker);
     default:
-      return IDLE_ENDPOINT;
+      return IDLE_SLOT;
   }
 }
 
@@ -71,13 +70,13 @@ const text = new Utf8Buffer();
 
 /**
  * The ring_hash picker (A61 "Ring Hash" picker, A76 request hash header): the ring and a snapshot of every
- * endpoint's slot ({@link endpointSlot}) taken when it was built (an O(1) snapshot of the policy's
+ * endpoint's {@link EndpointSlot} taken when it was built (an O(1) snapshot of the policy's
  * per-endpoint array). Used in every state, TRANSIENT_FAILURE included.
  * A pick hashes (or reads) the request hash, finds its place on the ring and walks from there.
  */
 export class RingHashPicker implements Picker {
   /**
-   * @param endpoints  per endpoint (ring endpoint index): its {@link endpointSlot}
+   * @param endpoints  per endpoint (ring endpoint index): its state and its child's latest picker
    * @param header     A76 request hash header, or '' to take `PickArgs.hash`
    * @param counts     the policy's live count of endpoints per state: whether some endpoint is CONNECTING now
    *                   (A76 random-hash walk; A42 lets a picker read state the policy keeps up to date)
@@ -87,7 +86,7 @@ export class RingHashPicker implements Picker {
    */
   constructor(
     private readonly ring: Ring,
-    private readonly endpoints: ArraySnapshot<Picker>,
+    private readonly endpoints: ArraySnapshot<EndpointSlot>,
     private readonly header: string,
     private readonly counts: Readonly<Record<ConnectivityState, number>>,
     private readonly allFailed: boolean,
@@ -127,13 +126,14 @@ export class RingHashPicker implements Picker {
     const ring = this.ring;
     const e = ring.endpointAt(first);
     const slot = this.endpoints.at(e);
-    if (slot === CONNECTING_ENDPOINT) return QUEUE;
-    if (slot === IDLE_ENDPOINT) {
+    const state = slot.state;
+    if (state === STATE_READY) return slot.picker.pick(args);
+    if (state === STATE_CONNECTING) return QUEUE;
+    if (state === STATE_IDLE) {
       this.connect(e);
       return QUEUE;
     }
-    if (slot instanceof FailedEndpoint) return this.walkPastFailures(first, args);
-    return slot.pick(args);
+    return this.walkPastFailures(first, args);
   }
 
   /** The rest of the A61 walk, once the first entry's endpoint is in TRANSIENT_FAILURE. */
@@ -146,15 +146,16 @@ export class RingHashPicker implements Picker {
         if (at === n) at = 0;
         const e = ring.endpointAt(at);
         const slot = endpoints.at(e);
-        if (slot === CONNECTING_ENDPOINT) return QUEUE;
-        if (slot === IDLE_ENDPOINT) {
+        const state = slot.state;
+        if (state === STATE_READY) return slot.picker.pick(args);
+        if (state === STATE_IDLE) {
           this.connect(e);
           return QUEUE;
         }
-        if (!(slot instanceof FailedEndpoint)) return slot.pick(args);
+        if (state === STATE_CONNECTING) return QUEUE;
       }
     }
-    return this.endpoints.at(ring.endpointAt(first)).pick(args);
+    return this.endpoints.at(ring.endpointAt(first)).picker.pick(args);
   }
 
   /**
@@ -169,17 +170,14 @@ export class RingHashPicker implements Picker {
     for (let i = 0, at = first; i < n; i++) {
       const e = ring.endpointAt(at);
       const slot = endpoints.at(e);
-      if (slot === IDLE_ENDPOINT) {
-        if (!requested) {
-          this.connect(e);
-          requested = true;
-        }
-      } else if (slot !== CONNECTING_ENDPOINT && !(slot instanceof FailedEndpoint)) {
-        return slot.pick(args);
+      if (slot.state === STATE_READY) return slot.picker.pick(args);
+      if (slot.state === STATE_IDLE && !requested) {
+        this.connect(e);
+        requested = true;
       }
       if (++at === n) at = 0;
     }
     if (requested) return QUEUE;
-    return this.endpoints.at(ring.endpointAt(first)).pick(args);
+    return this.endpoints.at(ring.endpointAt(first)).picker.pick(args);
   }
 }

@@ -15,7 +15,6 @@ import {
   type LoadBalancer,
   MAX_UINT32,
   OK_STATUS,
-  type Picker,
   type PolicyFactory,
   READY,
   type Status,
@@ -26,7 +25,7 @@ import {
 import { type EndpointChild, EndpointList } from '../endpoint-list.js';
 import { SnapshotArray } from '../snapshot-array.js';
 import { effectiveRingSizes, parseRingHashConfig, RING_HASH, type RingHashConfig } from './config.js';
-import { endpointSlot, RingHashPicker } from './picker.js';
+import { type EndpointSlot, endpointSlot, RingHashPicker } from './picker.js';
 import { buildRing, type Ring } from './ring.js';
 
 /**
@@ -48,7 +47,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
    * Each endpoint's latest {@link endpointSlot} (its state and picker in one value), by index; pickers take
    * O(1) snapshots, so a child report costs O(1) and a connect storm of n endpoints O(n) in total.
    */
-  private slots = new SnapshotArray<Picker>();
+  private slots = new SnapshotArray<EndpointSlot>();
   /** IDLE endpoints that have ring entries: the candidates for a proactive connection. */
   private idleInRing = 0;
   /** Endpoints that have ring entries and are not in TRANSIENT_FAILURE (none: every pick fails). */
