@@ -19,11 +19,6 @@ import {
 import { type EndpointChild, EndpointList, type EndpointListOwner } from './endpoint-list.js';
 import { type ArraySnapshot, SnapshotArray } from './snapshot-array.js';
 
-/**
- * The READY set of a petiole with no endpoints (before its first list, after an empty one or destroy): shared,
- * never written to, since a child can only join the READY set after an update has made a fresh one.
- */
-const EMPTY_READY = new SnapshotArray<never>();
 const NO_CHILDREN = Object.freeze([]) as unknown as EndpointChild[];
 /**
  * The scratch array every petiole's `entryFor` writes a READY child's entry into (copied out at once; nothing
@@ -47,10 +42,12 @@ export abstract class EagerPetiole<Config, Entry = Picker>
 {
   protected readonly list: EndpointList;
   /**
-   * The READY children's entries (in no particular order), each `entryWidth` slots, and, at the entry's index,
-   * the child.
+   * The READY children's entries, each `entryWidth` slots, in the order of `readyChildren`. Made the first time
+   * a picker needs a snapshot of them (null until then): a round_robin of one endpoint (a target or locality
+   * per endpoint) passes its one READY child's picker up as it is and never makes one.
    */
-  private ready: SnapshotArray<Entry> = EMPTY_READY as SnapshotArray<Entry>;
+  private ready: SnapshotArray<Entry> | null = null;
+  /** The READY children (in no particular order); each child's `slot` is its index here. */
   private readyChildren: EndpointChild[] = NO_CHILDREN;
   /** null until the first report; treated as CONNECTING, the state A61 says a new policy starts in. */
   private reported: ConnectivityState | null = null;
@@ -100,8 +97,8 @@ export abstract class EagerPetiole<Config, Entry = Picker>
 
   /** Reports a fresh READY picker over the same READY set (weighted_round_robin's periodic weight update). */
   protected refreshPicker(): void {
-    if (this.reported === READY && this.ready.length > 0) {
-      this.report(READY, OK_STATUS, this.readyPicker(this.ready.snapshot()));
+    if (this.reported === READY && this.readyChildren.length > 0) {
+      this.report(READY, OK_STATUS, this.readyPicker(this.readyEntries().snapshot()));
     }
   }
 
@@ -124,7 +121,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     const children = this.list.update(update.endpoints.value, update.attributes);
     this.applyConfig(update.config);
     // The update is O(n) anyway: the READY set starts over, in list order.
-    this.ready = new SnapshotArray();
+    this.ready = null;
     this.readyChildren = NO_CHILDREN; // addReady makes a new array for the first READY child
     workMeter.visits += 2 * children.length;
     for (let i = 0; i < children.length; i++) {
@@ -164,17 +161,32 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   }
 
   private clearReady(): void {
-    this.ready = EMPTY_READY as SnapshotArray<Entry>;
+    this.ready = null;
     this.readyChildren = NO_CHILDREN;
   }
 
-  private addReady(child: EndpointChild): void {
+  /** The READY children's entries, made from `readyChildren` the first time they are needed. */
+  private readyEntries(): SnapshotArray<Entry> {
+    if (this.ready === null) {
+      const ready = new SnapshotArray<Entry>();
+      workMeter.visits += this.readyChildren.length;
+      for (const child of this.readyChildren) this.pushEntry(ready, child);
+      this.ready = ready;
+    }
+    return this.ready;
+  }
+
+  private pushEntry(ready: SnapshotArray<Entry>, child: EndpointChild): void {
     const entry = ENTRY as Entry[];
     this.entryFor(child, entry);
     for (let k = 0; k < this.entryWidth; k++) {
-      this.ready.push(entry[k]!);
+      ready.push(entry[k]!);
       entry[k] = undefined as Entry; // the scratch keeps no child's objects alive
     }
+  }
+
+  private addReady(child: EndpointChild): void {
+    if (this.ready !== null) this.pushEntry(this.ready, child);
     if (this.readyChildren.length === 0) {
       // As in SnapshotArray.push: a one-child array, not an empty one's 17-slot first push.
       this.readyChildren = [child];
@@ -185,6 +197,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   }
 
   private replaceReady(child: EndpointChild): void {
+    if (this.ready === null) return; // made from the children's latest pickers when needed
     const first = child.slot * this.entryWidth;
     const entry = ENTRY as Entry[];
     this.entryFor(child, entry);
@@ -199,7 +212,8 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     child.slot = -1;
     const children = this.readyChildren;
     const last = children.pop()!;
-    if (this.ready.swapRemoveGroup(slot * this.entryWidth, this.entryWidth)) {
+    this.ready?.swapRemoveGroup(slot * this.entryWidth, this.entryWidth);
+    if (slot < children.length) {
       children[slot] = last;
       last.slot = slot;
     }
@@ -239,7 +253,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     const counts = this.list.counts;
     if (counts[READY] > 0) {
       const only = this.readyChildren.length === 1 ? this.onlyReadyPicker(this.readyChildren[0]!) : null;
-      this.report(READY, OK_STATUS, only ?? this.readyPicker(this.ready.snapshot()));
+      this.report(READY, OK_STATUS, only ?? this.readyPicker(this.readyEntries().snapshot()));
       return;
     }
     const stillTrying = counts[CONNECTING] + counts[IDLE] > 0;
