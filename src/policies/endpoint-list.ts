@@ -94,9 +94,12 @@ export class EndpointChild implements Helper {
     this.child?.resetBackoff();
   }
 
-  /** @internal EndpointList's: passes a new endpoint or new settings on to a started child. */
-  updateChild(attributes: ChannelArgs): void {
-    this.child?.updateList([this.endpoint], CHILD_CONFIG, attributes);
+  /**
+   * @internal EndpointList's: passes a new endpoint or new settings on to a started child. `alone`: a
+   * one-endpoint list holding exactly this endpoint, when the parent's list is one (handed on as it is).
+   */
+  updateChild(attributes: ChannelArgs, alone?: readonly Endpoint[]): void {
+    this.child?.updateList(alone ?? [this.endpoint], CHILD_CONFIG, attributes);
   }
 
   /** @internal EndpointList's. */
@@ -254,7 +257,8 @@ export class EndpointList {
         const unchanged =
           previous === e || (previous.attributes === e.attributes && sameAddressOrder(previous, e));
         if (!isNew && !argsChanged && unchanged) continue;
-        child.updateChild(childArgs);
+        // A one-endpoint list (a locality or target per endpoint) is already the child's own list.
+        child.updateChild(childArgs, endpoints.length === 1 ? endpoints : undefined);
       }
       if (count < distinct.length) distinct.length = count;
       if (count < this.size) this.sweep(generation);

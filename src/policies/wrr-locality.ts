@@ -143,17 +143,68 @@ function describe(e: Endpoint): string {
   return `${first === undefined ? '(no address)' : addressKey(first)} ${e.attributes.toString()}`;
 }
 
-/** The weighted_target_experimental config A52 asks for: one target per locality, each running `child`. */
+/**
+ * The weighted_target_experimental config A52 asks for: one target per locality, each running `child`. A view
+ * over the locality weights, made in O(1): no second map of every locality is built (and kept live through
+ * weighted_target's whole update) on the way down; each target's config is made when weighted_target reads it.
+ */
 export function weightedTargetConfigFor(
   weights: ReadonlyMap<string, number>,
   child: ParsedLbConfig,
 ): WeightedTargetConfig {
-  const targets = new Map<string, WeightedTargetChildConfig>();
-  workMeter.visits += weights.size;
-  weights.forEach((weight, locality) => {
-    targets.set(locality, { weight, childPolicy: child });
-  });
-  return { targets };
+  return { targets: new LocalityTargets(weights, child) };
+}
+
+/** The targets of {@link weightedTargetConfigFor}: a read-only map from locality name to target config. */
+class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> {
+  constructor(
+    private readonly weights: ReadonlyMap<string, number>,
+    private readonly child: ParsedLbConfig,
+  ) {}
+
+  get size(): number {
+    return this.weights.size;
+  }
+
+  has(locality: string): boolean {
+    return this.weights.has(locality);
+  }
+
+  get(locality: string): WeightedTargetChildConfig | undefined {
+    const weight = this.weights.get(locality);
+    return weight === undefined ? undefined : { weight, childPolicy: this.child };
+  }
+
+  forEach(
+    visit: (
+      target: WeightedTargetChildConfig,
+      locality: string,
+      map: ReadonlyMap<string, WeightedTargetChildConfig>,
+    ) => void,
+    thisArg?: unknown,
+  ): void {
+    workMeter.visits += this.weights.size;
+    const child = this.child;
+    this.weights.forEach((weight, locality) => {
+      visit.call(thisArg, { weight, childPolicy: child }, locality, this);
+    });
+  }
+
+  *entries(): MapIterator<[string, WeightedTargetChildConfig]> {
+    for (const [locality, weight] of this.weights) yield [locality, { weight, childPolicy: this.child }];
+  }
+
+  keys(): MapIterator<string> {
+    return this.weights.keys();
+  }
+
+  *values(): MapIterator<WeightedTargetChildConfig> {
+    for (const weight of this.weights.values()) yield { weight, childPolicy: this.child };
+  }
+
+  [Symbol.iterator](): MapIterator<[string, WeightedTargetChildConfig]> {
+    return this.entries();
+  }
 }
 
 /**

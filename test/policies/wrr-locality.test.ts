@@ -15,6 +15,7 @@ import {
   WEIGHTED_TARGET,
   WeightedPicker,
   type WeightedTargetConfig,
+  weightedTargetConfigFor,
   weightedTargetFactory,
   wrrLocalityFactory,
 } from '../../src/policies/index.js';
@@ -192,6 +193,37 @@ describe('xds_wrr_locality config (A52 "xDS WRR Locality Load Balancer")', () =>
 });
 
 describe('xds_wrr_locality builds the weighted_target config (A52 "xDS WRR Locality Load Balancer")', () => {
+  test('the targets read as a map of every locality to its weight and the child policy, whichever way they are read', () => {
+    const child = defaultRegistry().parseLbConfigList([{ round_robin: {} }]);
+    const weights = new Map([
+      ['zone-a', 3],
+      ['zone-b', 1],
+    ]);
+    const { targets } = weightedTargetConfigFor(weights, child);
+    const expected = [
+      ['zone-a', { weight: 3, childPolicy: child }],
+      ['zone-b', { weight: 1, childPolicy: child }],
+    ];
+    assert.equal(targets.size, 2);
+    assert.equal(targets.has('zone-a'), true);
+    assert.equal(targets.has('zone-c'), false);
+    assert.deepEqual(targets.get('zone-b'), { weight: 1, childPolicy: child });
+    assert.equal(targets.get('zone-c'), undefined);
+    assert.deepEqual([...targets], expected);
+    assert.deepEqual([...targets.entries()], expected);
+    assert.deepEqual([...targets.keys()], ['zone-a', 'zone-b']);
+    assert.deepEqual(
+      [...targets.values()],
+      expected.map(([, t]) => t),
+    );
+    const seen: unknown[] = [];
+    targets.forEach((target, name, map) => {
+      assert.equal(map, targets);
+      seen.push([name, target]);
+    });
+    assert.deepEqual(seen, expected);
+  });
+
   test('one target per locality with its locality weight and the child policy; each endpoint routed by path', () => {
     const w = recordingSim();
     const accepted = w.sim.update(
