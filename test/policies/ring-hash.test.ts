@@ -295,6 +295,26 @@ describe('ring_hash endpoints (A42 "ring_hash_experimental LB policy", A61 "Ring
     assert.equal(sim.subchannel(A).released, true);
   });
 
+  test('a picker from before an update connects the endpoint it names if the update kept it, never one it dropped (A42 picks, A61 lists)', () => {
+    const sim = new Simulation();
+    for (const k of [A, B, C]) sim.script(k, 'hang');
+    sim.update([A, B, C], rh());
+    const old = sim.picker;
+    // B is dropped and the rest reordered: the old picker's endpoint indexes no longer match the new list.
+    sim.update([C, A], rh());
+    const metadata = { get: () => [] };
+    for (let i = 0; i < 3; i++) assert.equal(old.pick({ metadata, hash: at(A) }).type, 'queue');
+    assert.equal(old.pick({ metadata, hash: at(B) }).type, 'queue');
+    sim.flush();
+    assert.equal(requested(sim, A), 1, 'A, kept by the update, connects once');
+    assert.equal(sim.findSubchannel(B), undefined, 'B, dropped, is never connected');
+    assert.equal(sim.findSubchannel(C), undefined);
+    // The current picker's request for A, already connecting, adds nothing.
+    assert.equal(target(sim.pick({ hash: at(A) })), 'queue');
+    sim.flush();
+    assert.equal(requested(sim, A), 1);
+  });
+
   test('an endpoint with several addresses is hashed by its first address and connects through Happy Eyeballs', () => {
     const v6 = '[2001:db8::1]:80';
     const sim = new Simulation();
