@@ -88,13 +88,21 @@ for (const signal of ['SIGINT', 'SIGTERM'])
     process.exit(130);
   });
 
+const FILE_LIMIT_MS = 5 * 60_000;
 const logDir = mkdtempSync(join(tmpdir(), 'lbtree-soak-'));
 const counts = new Map(files.map((f) => [f, { pass: 0, fail: 0, slowestMs: 0 }]));
 const started = Date.now();
 for (let round = 1; round <= runs; round++) {
   for (const file of files) {
     const t0 = Date.now();
-    const { code, signal, output } = await run(process.execPath, [...NODE_TEST_ARGS, compiledTestFile(file)]);
+    // A file that does not exit when its tests are done (a leaked handle) fails its run instead of the soak.
+    const { code, signal, output } = await run(
+      process.execPath,
+      [...NODE_TEST_ARGS, compiledTestFile(file)],
+      {
+        timeout: FILE_LIMIT_MS,
+      },
+    );
     const ms = Date.now() - t0;
     const c = counts.get(file);
     c.slowestMs = Math.max(c.slowestMs, ms);
