@@ -5,7 +5,6 @@ import {
   CONNECTING,
   type ConnectivityState,
   clamp,
-  type Endpoint,
   FailPicker,
   formatStatus,
   type Helper,
