@@ -8,13 +8,11 @@ import {
   type Endpoint,
   FailPicker,
   type Helper,
-  HIERARCHICAL_PATH,
   type LbUpdate,
   LOCALITY,
   LOCALITY_WEIGHT,
   type LoadBalancer,
   MAX_UINT32,
-  ok,
   type ParsedLbConfig,
   type Picker,
   type PolicyFactory,
@@ -59,13 +57,22 @@ function usableWeight(weight: number | undefined): weight is number {
   return weight !== undefined && Number.isInteger(weight) && weight >= 1 && weight <= MAX_UINT32;
 }
 
+/**
+ * The locality whose target an endpoint goes to (A52), or undefined when it has no locality or no usable
+ * locality weight (then it is dropped). weighted_target deals the endpoints by it, each as it is: no path is
+ * prepended per endpoint only for weighted_target to peel it off again, so each locality's policy sees the
+ * endpoint's own attributes.
+ */
+export function localityOf(e: Endpoint): string | undefined {
+  const locality = e.attributes.get(LOCALITY);
+  return locality !== undefined && usableWeight(e.attributes.get(LOCALITY_WEIGHT)) ? locality : undefined;
+}
+
 /** What {@link groupByLocality} makes of an endpoint list. */
 export interface LocalityGroups {
   /** Each locality's weight (the first one seen), in first-seen order. */
   readonly weights: ReadonlyMap<string, number>;
-  /** The endpoints kept, each with its locality name prepended to its hierarchical path. */
-  readonly endpoints: readonly Endpoint[];
-  /** How many endpoints had no locality or no usable locality weight, and were left out. */
+  /** How many endpoints had no locality or no usable locality weight (see {@link localityOf}): left out. */
   readonly dropped: number;
 }
 
@@ -76,28 +83,24 @@ const TRACE_EXAMPLES = 3;
  * A52 "xDS WRR Locality Load Balancer": reads each endpoint's locality and locality weight. A locality seen
  * with several weights keeps the first ("just use the weight in the first attribute we encounter") and the
  * others are traced as a warning; endpoints without a locality or a usable weight are dropped, with a trace.
- * Linear: endpoints sharing one Attributes object (a resolver builds one per locality) share the result.
+ * Linear: endpoints sharing one Attributes object (a resolver builds one per locality) are read once.
  */
 export function groupByLocality(endpoints: readonly Endpoint[], trace: Trace): LocalityGroups {
   const weights = new Map<string, number>();
-  const kept: Endpoint[] = [];
   let dropped = 0;
   const droppedExamples: string[] = [];
   let conflicts: Map<string, Set<number>> | undefined;
   let lastIn: Attributes | undefined;
-  let lastOut: Attributes | undefined;
+  let kept = false;
   workMeter.visits += endpoints.length;
   for (const e of endpoints) {
     const attributes = e.attributes;
     if (attributes !== lastIn) {
       lastIn = attributes;
-      const locality = attributes.get(LOCALITY);
-      const weight = attributes.get(LOCALITY_WEIGHT);
-      if (locality === undefined || !usableWeight(weight)) {
-        lastOut = undefined;
-      } else {
-        const path = attributes.get(HIERARCHICAL_PATH);
-        lastOut = attributes.with(HIERARCHICAL_PATH, path === undefined ? [locality] : [locality, ...path]);
+      const locality = localityOf(e);
+      kept = locality !== undefined;
+      if (locality !== undefined) {
+        const weight = attributes.get(LOCALITY_WEIGHT)!;
         const first = weights.get(locality);
         if (first === undefined) {
           weights.set(locality, weight);
@@ -112,12 +115,10 @@ export function groupByLocality(endpoints: readonly Endpoint[], trace: Trace): L
         }
       }
     }
-    if (lastOut === undefined) {
+    if (!kept) {
       dropped++;
       if (dropped <= TRACE_EXAMPLES) droppedExamples.push(describe(e));
-      continue;
     }
-    kept.push({ addresses: e.addresses, attributes: lastOut });
   }
   if (conflicts !== undefined) {
     for (const [locality, discarded] of conflicts) {
@@ -135,7 +136,7 @@ export function groupByLocality(endpoints: readonly Endpoint[], trace: Trace): L
         `${droppedExamples.join(', ')}${dropped > TRACE_EXAMPLES ? ', ...' : ''}`,
     );
   }
-  return { weights, endpoints: kept, dropped };
+  return { weights, dropped };
 }
 
 function describe(e: Endpoint): string {
@@ -144,15 +145,16 @@ function describe(e: Endpoint): string {
 }
 
 /**
- * The weighted_target_experimental config A52 asks for: one target per locality, each running `child`. A view
- * over the locality weights, made in O(1): no second map of every locality is built (and kept live through
- * weighted_target's whole update) on the way down; each target's config is made when weighted_target reads it.
+ * The weighted_target_experimental config A52 asks for: one target per locality, each running `child`, and each
+ * endpoint going to its locality's target ({@link localityOf}). The targets are a view over the locality
+ * weights, made in O(1): no second map of every locality is built (and kept live through weighted_target's
+ * whole update) on the way down; each target's config is made when weighted_target reads it.
  */
 export function weightedTargetConfigFor(
   weights: ReadonlyMap<string, number>,
   child: ParsedLbConfig,
 ): WeightedTargetConfig {
-  return { targets: new LocalityTargets(weights, child) };
+  return { targets: new LocalityTargets(weights, child), childOf: localityOf };
 }
 
 /** The targets of {@link weightedTargetConfigFor}: a read-only map from locality name to target config. */
@@ -210,8 +212,9 @@ class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> 
 /**
  * xds_wrr_locality_experimental (gRFC A52): on each update, builds a weighted_target_experimental config from
  * the endpoints' locality weights, with the configured endpoint picking policy under every locality, and
- * delegates to one weighted_target child. Each endpoint reaches its locality's target through its hierarchical
- * path (A56), to which the locality name is prepended.
+ * delegates to one weighted_target child. Each endpoint reaches its locality's target as it is: the config
+ * tells weighted_target to deal endpoints by locality (where a path element naming it would be prepended to
+ * each endpoint's hierarchical path, A56, and peeled off again one level down).
  */
 export class WrrLocality implements LoadBalancer<WrrLocalityConfig> {
   private readonly child: ChildPolicy;
@@ -261,12 +264,12 @@ export class WrrLocality implements LoadBalancer<WrrLocalityConfig> {
       // connections if the next list names them again; the status we report is ours.
       this.noLocalities = unavailable(`${WRR_LOCALITY}: ${why}${note}`);
       this.weights = groups.weights;
-      this.delegate(groups.weights, update, ok(groups.endpoints));
+      this.delegate(groups.weights, update, update.endpoints);
       this.fail(this.noLocalities);
       return false;
     }
     this.weights = groups.weights;
-    return this.delegate(groups.weights, update, ok(groups.endpoints));
+    return this.delegate(groups.weights, update, update.endpoints);
   }
 
   exitIdle(): void {
