@@ -91,7 +91,9 @@ export function dealEndpoints(
   let lastIn: Attributes | undefined;
   let name: string | undefined;
   workMeter.visits += endpoints.length;
-  for (const e of endpoints) {
+  // Indexed, not for-of: the loop calls out per endpoint, and V8 then keeps an iterator result per step.
+  for (let i = 0; i < endpoints.length; i++) {
+    const e = endpoints[i]!;
     if (e.attributes !== lastIn) {
       lastIn = e.attributes;
       name = childOf === undefined ? e.attributes.get(HIERARCHICAL_PATH)?.[0] : childOf(e);

@@ -93,7 +93,8 @@ export function groupByLocality(endpoints: readonly Endpoint[], trace: Trace): L
   let lastIn: Attributes | undefined;
   let kept = false;
   workMeter.visits += endpoints.length;
-  for (const e of endpoints) {
+  for (let i = 0; i < endpoints.length; i++) {
+    const e = endpoints[i]!;
     const attributes = e.attributes;
     if (attributes !== lastIn) {
       lastIn = attributes;
@@ -157,12 +158,27 @@ export function weightedTargetConfigFor(
   return { targets: new LocalityTargets(weights, child), childOf: localityOf };
 }
 
-/** The targets of {@link weightedTargetConfigFor}: a read-only map from locality name to target config. */
+/**
+ * The targets of {@link weightedTargetConfigFor}: a read-only map from locality name to target config. Targets of
+ * equal weight share one config object (every locality runs the same child policy): a locality per endpoint
+ * makes a handful of them, not one per locality per update.
+ */
 class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> {
+  private readonly byWeight = new Map<number, WeightedTargetChildConfig>();
+
   constructor(
     private readonly weights: ReadonlyMap<string, number>,
     private readonly child: ParsedLbConfig,
   ) {}
+
+  private configFor(weight: number): WeightedTargetChildConfig {
+    let config = this.byWeight.get(weight);
+    if (config === undefined) {
+      config = Object.freeze({ weight, childPolicy: this.child });
+      this.byWeight.set(weight, config);
+    }
+    return config;
+  }
 
   get size(): number {
     return this.weights.size;
@@ -174,7 +190,7 @@ class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> 
 
   get(locality: string): WeightedTargetChildConfig | undefined {
     const weight = this.weights.get(locality);
-    return weight === undefined ? undefined : { weight, childPolicy: this.child };
+    return weight === undefined ? undefined : this.configFor(weight);
   }
 
   forEach(
@@ -186,14 +202,13 @@ class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> 
     thisArg?: unknown,
   ): void {
     workMeter.visits += this.weights.size;
-    const child = this.child;
     this.weights.forEach((weight, locality) => {
-      visit.call(thisArg, { weight, childPolicy: child }, locality, this);
+      visit.call(thisArg, this.configFor(weight), locality, this);
     });
   }
 
   *entries(): MapIterator<[string, WeightedTargetChildConfig]> {
-    for (const [locality, weight] of this.weights) yield [locality, { weight, childPolicy: this.child }];
+    for (const [locality, weight] of this.weights) yield [locality, this.configFor(weight)];
   }
 
   keys(): MapIterator<string> {
@@ -201,7 +216,7 @@ class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> 
   }
 
   *values(): MapIterator<WeightedTargetChildConfig> {
-    for (const weight of this.weights.values()) yield { weight, childPolicy: this.child };
+    for (const weight of this.weights.values()) yield this.configFor(weight);
   }
 
   [Symbol.iterator](): MapIterator<[string, WeightedTargetChildConfig]> {

@@ -231,7 +231,22 @@ describe('xds_wrr_locality builds the weighted_target config (A52 "xDS WRR Local
     assert.deepEqual(seen, expected);
   });
 
-  test('one target per locality with its locality weight and the child policy; each endpoint routed by path', () => {
+  test('localities of equal weight share one target config (A52: every locality runs the same endpoint picking policy)', () => {
+    const child = defaultRegistry().parseLbConfigList([{ round_robin: {} }]);
+    const weights = new Map(Array.from({ length: 1000 }, (_, i) => [`l${i}`, 1 + (i % 3)]));
+    const { targets } = weightedTargetConfigFor(weights, child);
+    const distinct = new Set<unknown>();
+    targets.forEach((target, name) => {
+      assert.equal(target.weight, weights.get(name));
+      assert.equal(target.childPolicy, child);
+      distinct.add(target);
+    });
+    assert.equal(distinct.size, 3, 'one config per weight');
+    assert.equal(targets.get('l0'), targets.get('l3'));
+    assert.ok(Object.isFrozen(targets.get('l0')), 'shared, so never changed in place');
+  });
+
+  test('one target per locality with its locality weight and the child policy; each endpoint routed to its locality', () => {
     const w = recordingSim();
     const accepted = w.sim.update(
       [

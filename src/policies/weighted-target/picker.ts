@@ -20,7 +20,8 @@ export class AliasTable {
     const n = weights.length;
     if (n === 0) throw new RangeError('an alias table needs at least one weight');
     let total = 0;
-    for (const w of weights) {
+    for (let i = 0; i < n; i++) {
+      const w = weights[i]!;
       if (!(Number.isInteger(w) && w > 0))
         throw new RangeError(`weights must be positive integers, got ${w}`);
       total += w;
