@@ -55,12 +55,17 @@ export class CallCounter {
   private base: CompletePick | null = null;
   private result: CompletePick | null = null;
 
-  readonly onCallStarted = (): void => {
+  // Bound methods, not arrows: two arrows share a closure context, one more object per endpoint.
+  readonly onCallStarted: () => void = this.callStarted.bind(this);
+  readonly onCallEnded: () => void = this.callEnded.bind(this);
+
+  private callStarted(): void {
     this.active++;
-  };
-  readonly onCallEnded = (): void => {
+  }
+
+  private callEnded(): void {
     if (this.active > 0) this.active--;
-  };
+  }
 
   /** The child's result with this counter's hooks: rebuilt only when the child's result changes. */
   counted(base: CompletePick): CompletePick {
