@@ -12,6 +12,23 @@ export interface UnixAddress {
   readonly path: string;
 }
 
+const CACHED_KEY: unique symbol = Symbol('lbtree.addressKey');
+type KeyCache = { [CACHED_KEY]?: string };
+
+/**
+ * A TCP address whose {@link addressKey} cache slot is part of the object from the start: set later on a plain
+ * `{ host, port }` object, the key needs a separate property array, one more object per address for the GC
+ * to copy (a channel holds one address per endpoint, tens of thousands in an xDS locality).
+ */
+export function tcpAddress(host: string, port: number): TcpAddress {
+  return { host, port, [CACHED_KEY]: undefined } as TcpAddress;
+}
+
+/** A unix socket address, with its key cache slot (see {@link tcpAddress}). */
+export function unixAddress(path: string): UnixAddress {
+  return { path, [CACHED_KEY]: undefined } as UnixAddress;
+}
+
 export type AddressFamily = 'ipv4' | 'ipv6' | 'unix' | 'other';
 
 export function isUnixAddress(a: Address): a is UnixAddress {
@@ -27,12 +44,10 @@ export function addressKey(a: Address): string {
   else key = a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
   // Address objects are immutable and often re-delivered (a resolver's unchanged list), so the key is built
   // once and kept on the object; reusing one key string also reuses its hash in every Map lookup.
+  // (An address made by tcpAddress / unixAddress / parseAddress has the slot already: see tcpAddress.)
   if (Object.isExtensible(a)) (a as KeyCache)[CACHED_KEY] = key;
   return key;
 }
-
-const CACHED_KEY: unique symbol = Symbol('lbtree.addressKey');
-type KeyCache = { [CACHED_KEY]?: string };
 
 export function addressFamily(a: Address): AddressFamily {
   if (isUnixAddress(a)) return 'unix';
@@ -54,7 +69,7 @@ export function parseAddress(text: string): Address {
   if (text.startsWith('unix:')) {
     const path = text.slice(5);
     if (path.length === 0) throw new TypeError(`invalid address "${text}": empty unix path`);
-    return { path };
+    return unixAddress(path);
   }
   let host: string;
   let portText: string;
@@ -75,7 +90,7 @@ export function parseAddress(text: string): Address {
   }
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65535) throw new TypeError(`invalid address "${text}": bad port`);
-  return { host, port };
+  return tcpAddress(host, port);
 }
 
 /** Field-wise equality, without building keys (hot in same-list updates). */

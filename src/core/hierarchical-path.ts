@@ -16,29 +16,22 @@ export const NO_ENDPOINTS: readonly Endpoint[] = Object.freeze([]);
  * An endpoint list split by the first element of each endpoint's path. Endpoints without a path (or with an
  * empty one) are dropped at this level. A child's share is stripped of that element when asked for, and once:
  * priority asks only for the children it has created, so the endpoints of priorities it never uses cost one
- * Map lookup each. A parent that asks for every child's share (weighted_target) splits with `stripNow`: each
- * endpoint is stripped as it is sorted, into the one list its child gets (no second list or Map per child).
+ * Map lookup each. (A parent that hands every child its share at once, weighted_target, deals them with
+ * {@link dealEndpoints} instead: no Map of its own per update.)
  */
 export class HierarchicalSplit {
-  private readonly stripped: Map<string, readonly Endpoint[]> | null;
+  private readonly stripped = new Map<string, readonly Endpoint[]>();
 
-  private constructor(
-    private readonly byChild: ReadonlyMap<string, Endpoint[]>,
-    strippedAlready: boolean,
-  ) {
-    this.stripped = strippedAlready ? null : new Map();
-  }
+  private constructor(private readonly byChild: ReadonlyMap<string, Endpoint[]>) {}
 
-  static of(endpoints: readonly Endpoint[], stripNow = false): HierarchicalSplit {
+  static of(endpoints: readonly Endpoint[]): HierarchicalSplit {
     const byChild = new Map<string, Endpoint[]>();
-    const stripper = stripNow ? new PathStripper() : null;
     let lastName: string | undefined;
     let lastList: Endpoint[] | undefined;
     workMeter.visits += endpoints.length;
-    for (const original of endpoints) {
-      const path = original.attributes.get(HIERARCHICAL_PATH);
+    for (const e of endpoints) {
+      const path = e.attributes.get(HIERARCHICAL_PATH);
       if (path === undefined || path.length === 0) continue;
-      const e = stripper === null ? original : stripper.strip(original);
       const name = path[0]!;
       // Endpoints of one child usually come together: skip the lookup while the name repeats.
       if (name !== lastName) {
@@ -54,7 +47,7 @@ export class HierarchicalSplit {
       }
       lastList!.push(e);
     }
-    return new HierarchicalSplit(byChild, stripNow);
+    return new HierarchicalSplit(byChild);
   }
 
   /** The child names that at least one endpoint names, in first-seen order. */
@@ -65,7 +58,6 @@ export class HierarchicalSplit {
   /** One child's endpoints with the first path element removed; a child no endpoint names gets []. */
   forChild(name: string): readonly Endpoint[] {
     const stripped = this.stripped;
-    if (stripped === null) return this.byChild.get(name) ?? NO_ENDPOINTS;
     let list = stripped.get(name);
     if (list === undefined) {
       const original = this.byChild.get(name);
@@ -73,6 +65,40 @@ export class HierarchicalSplit {
       stripped.set(name, list);
     }
     return list;
+  }
+}
+
+/**
+ * Which child an endpoint goes to, for a parent that names its children's endpoints otherwise than by path
+ * (xds_wrr_locality: by locality): the child's name, or undefined to drop the endpoint. Such an endpoint goes
+ * to its child as it is.
+ */
+export type ChildOf = (endpoint: Endpoint) => string | undefined;
+
+/**
+ * Hands each endpoint to `take` with the name of the child it goes to, for a parent that gives every child its
+ * share at once (weighted_target), so the parent collects each share straight into its own child record: no
+ * Map of names per update. By default an endpoint goes to the child its path names first, stripped of that
+ * name (A56), and one without a path is dropped; with `childOf`, to the child that names, as it is. Endpoints
+ * that share one Attributes object are routed once.
+ */
+export function dealEndpoints(
+  endpoints: readonly Endpoint[],
+  childOf: ChildOf | undefined,
+  take: (name: string, endpoint: Endpoint) => void,
+): void {
+  const stripper = childOf === undefined ? new PathStripper() : null;
+  let lastIn: Attributes | undefined;
+  let name: string | undefined;
+  workMeter.visits += endpoints.length;
+  // Indexed, not for-of: the loop calls out per endpoint, and V8 then keeps an iterator result per step.
+  for (let i = 0; i < endpoints.length; i++) {
+    const e = endpoints[i]!;
+    if (e.attributes !== lastIn) {
+      lastIn = e.attributes;
+      name = childOf === undefined ? e.attributes.get(HIERARCHICAL_PATH)?.[0] : childOf(e);
+    }
+    if (name !== undefined) take(name, stripper === null ? e : stripper.strip(e));
   }
 }
 

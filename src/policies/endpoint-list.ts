@@ -45,11 +45,13 @@ function childArgsFor(attributes: ChannelArgs): ChannelArgs {
 }
 
 /**
- * One endpoint of a petiole policy and the pick_first child that connects to it (A61). It is also that
- * child's helper (no per-child closures: a petiole may hold tens of thousands of these). In a lazy list
- * (ring_hash) the pick_first child is only created by the first {@link connect}.
+ * One endpoint of a petiole policy: the pick_first policy that connects to it (A61), which is also its own
+ * helper. One object per endpoint, not a child policy, a helper and a one-endpoint list beside each other: a
+ * petiole may hold tens of thousands of these, and every object each one keeps is copied by every young
+ * generation collection while a large list comes up. In a lazy list (ring_hash) the pick_first part only
+ * starts at the first {@link connect}.
  */
-export class EndpointChild implements Helper {
+export class EndpointChild extends PickFirst implements Helper {
   state: ConnectivityState;
   status: Status = OK_STATUS;
   picker: Picker = queuePicker;
@@ -62,51 +64,53 @@ export class EndpointChild implements Helper {
    * keyed by child cost each new READY child a hash and an ephemeron entry the GC must trace).
    */
   ownerData: unknown = undefined;
-  private child: PickFirst | null = null;
 
   constructor(
     readonly key: string,
-    public endpoint: Endpoint,
+    endpoint: Endpoint,
     private readonly list: EndpointList,
     lazy: boolean,
   ) {
+    super(null);
+    this.endpoints = endpoint;
     // A61: an eager child is assumed CONNECTING until it says otherwise; a lazy one is IDLE until started.
     this.state = lazy ? IDLE : CONNECTING;
-    if (!lazy) this.child = new PickFirst(this);
   }
 
-  /** Asks for a connection: creates and starts the pick_first child if it does not exist yet (A61 ring_hash). */
+  /** The endpoint (with the attributes of the list that last changed it). */
+  get endpoint(): Endpoint {
+    // A petiole's child is only ever given its one endpoint (pick_first's list-or-one), never an array.
+    return this.endpoints as Endpoint;
+  }
+
+  /** Asks for a connection: starts pick_first if it has not started yet (A61 ring_hash), else leaves IDLE. */
   connect(): void {
     if (this.state === SHUTDOWN) return;
-    if (this.child === null) {
-      this.child = new PickFirst(this);
-      this.child.updateList([this.endpoint], CHILD_CONFIG, this.list.childArgs);
-    } else {
-      this.child.exitIdle();
-    }
-  }
-
-  exitIdle(): void {
-    this.child?.exitIdle();
-  }
-
-  resetBackoff(): void {
-    this.child?.resetBackoff();
+    if (!this.started) this.updateList(this.endpoints, CHILD_CONFIG, this.list.childArgs);
+    else this.exitIdle();
   }
 
   /**
-   * @internal EndpointList's: passes a new endpoint or new settings on to a started child. `alone`: a
-   * one-endpoint list holding exactly this endpoint, when the parent's list is one (handed on as it is).
+   * @internal EndpointList's: passes a new endpoint or new settings on (a lazy child not started yet only
+   * keeps the endpoint).
    */
-  updateChild(attributes: ChannelArgs, alone?: readonly Endpoint[]): void {
-    this.child?.updateList(alone ?? [this.endpoint], CHILD_CONFIG, attributes);
+  updateChild(attributes: ChannelArgs, endpoint: Endpoint): void {
+    if (this.started || !this.list.lazy) this.updateList(endpoint, CHILD_CONFIG, attributes);
+    else this.endpoints = endpoint;
+  }
+
+  /**
+   * @internal EndpointList's: the same endpoint re-delivered (equal addresses and attributes) needs nothing
+   * from pick_first; keeping the newest object makes the next re-delivery of it an identity check.
+   */
+  sameEndpoint(endpoint: Endpoint): void {
+    this.endpoints = endpoint;
   }
 
   /** @internal EndpointList's. */
   destroyChild(): void {
     this.state = SHUTDOWN;
-    this.child?.destroy();
-    this.child = null;
+    this.destroy();
   }
 
   // The parent's helper is read through the list rather than kept: fewer fields on every endpoint.
@@ -170,7 +174,8 @@ export class EndpointList {
   private parentArgs: ChannelArgs = NO_CHANNEL_ARGS;
   /** The settings every pick_first child gets: the parent's plus the A61 health watch. */
   childArgs: ChannelArgs = HEALTH_WATCH_ONLY;
-  private readonly lazy: boolean;
+  /** @internal Whether pick_first children start only when asked to connect. */
+  readonly lazy: boolean;
 
   constructor(
     /** @internal The parent's helper, which every child's helper forwards to. */
@@ -251,14 +256,16 @@ export class EndpointList {
         }
         child.generation = generation;
         distinct[count++] = child;
+        if (isNew) {
+          if (!this.lazy) child.updateChild(childArgs, e);
+          continue;
+        }
         const previous = child.endpoint;
-        child.endpoint = e;
         // An endpoint re-delivered as it was needs nothing from its child (hot for large, stable lists).
         const unchanged =
           previous === e || (previous.attributes === e.attributes && sameAddressOrder(previous, e));
-        if (!isNew && !argsChanged && unchanged) continue;
-        // A one-endpoint list (a locality or target per endpoint) is already the child's own list.
-        child.updateChild(childArgs, endpoints.length === 1 ? endpoints : undefined);
+        if (unchanged && !argsChanged) child.sameEndpoint(e);
+        else child.updateChild(childArgs, e);
       }
       if (count < distinct.length) distinct.length = count;
       if (count < this.size) this.sweep(generation);

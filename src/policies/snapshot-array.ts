@@ -21,6 +21,16 @@ export class SnapshotArray<T> {
   private version = 0;
   private newest: ArraySnapshot<T> | null = null;
 
+  /**
+   * A SnapshotArray holding `items` (taken over, not copied: the caller gives up the array), for a parent that
+   * builds its whole list at once after an update (sized once, no growth steps).
+   */
+  static adopt<T>(items: T[]): SnapshotArray<T> {
+    const array = new SnapshotArray<T>();
+    if (items.length > 0) array.items = items;
+    return array;
+  }
+
   get length(): number {
     return this.items.length;
   }

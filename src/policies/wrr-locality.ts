@@ -8,13 +8,11 @@ import {
   type Endpoint,
   FailPicker,
   type Helper,
-  HIERARCHICAL_PATH,
   type LbUpdate,
   LOCALITY,
   LOCALITY_WEIGHT,
   type LoadBalancer,
   MAX_UINT32,
-  ok,
   type ParsedLbConfig,
   type Picker,
   type PolicyFactory,
@@ -59,13 +57,22 @@ function usableWeight(weight: number | undefined): weight is number {
   return weight !== undefined && Number.isInteger(weight) && weight >= 1 && weight <= MAX_UINT32;
 }
 
+/**
+ * The locality whose target an endpoint goes to (A52), or undefined when it has no locality or no usable
+ * locality weight (then it is dropped). weighted_target deals the endpoints by it, each as it is: no path is
+ * prepended per endpoint only for weighted_target to peel it off again, so each locality's policy sees the
+ * endpoint's own attributes.
+ */
+export function localityOf(e: Endpoint): string | undefined {
+  const locality = e.attributes.get(LOCALITY);
+  return locality !== undefined && usableWeight(e.attributes.get(LOCALITY_WEIGHT)) ? locality : undefined;
+}
+
 /** What {@link groupByLocality} makes of an endpoint list. */
 export interface LocalityGroups {
   /** Each locality's weight (the first one seen), in first-seen order. */
   readonly weights: ReadonlyMap<string, number>;
-  /** The endpoints kept, each with its locality name prepended to its hierarchical path. */
-  readonly endpoints: readonly Endpoint[];
-  /** How many endpoints had no locality or no usable locality weight, and were left out. */
+  /** How many endpoints had no locality or no usable locality weight (see {@link localityOf}): left out. */
   readonly dropped: number;
 }
 
@@ -76,28 +83,25 @@ const TRACE_EXAMPLES = 3;
  * A52 "xDS WRR Locality Load Balancer": reads each endpoint's locality and locality weight. A locality seen
  * with several weights keeps the first ("just use the weight in the first attribute we encounter") and the
  * others are traced as a warning; endpoints without a locality or a usable weight are dropped, with a trace.
- * Linear: endpoints sharing one Attributes object (a resolver builds one per locality) share the result.
+ * Linear: endpoints sharing one Attributes object (a resolver builds one per locality) are read once.
  */
 export function groupByLocality(endpoints: readonly Endpoint[], trace: Trace): LocalityGroups {
   const weights = new Map<string, number>();
-  const kept: Endpoint[] = [];
   let dropped = 0;
   const droppedExamples: string[] = [];
   let conflicts: Map<string, Set<number>> | undefined;
   let lastIn: Attributes | undefined;
-  let lastOut: Attributes | undefined;
+  let kept = false;
   workMeter.visits += endpoints.length;
-  for (const e of endpoints) {
+  for (let i = 0; i < endpoints.length; i++) {
+    const e = endpoints[i]!;
     const attributes = e.attributes;
     if (attributes !== lastIn) {
       lastIn = attributes;
-      const locality = attributes.get(LOCALITY);
-      const weight = attributes.get(LOCALITY_WEIGHT);
-      if (locality === undefined || !usableWeight(weight)) {
-        lastOut = undefined;
-      } else {
-        const path = attributes.get(HIERARCHICAL_PATH);
-        lastOut = attributes.with(HIERARCHICAL_PATH, path === undefined ? [locality] : [locality, ...path]);
+      const locality = localityOf(e);
+      kept = locality !== undefined;
+      if (locality !== undefined) {
+        const weight = attributes.get(LOCALITY_WEIGHT)!;
         const first = weights.get(locality);
         if (first === undefined) {
           weights.set(locality, weight);
@@ -112,12 +116,10 @@ export function groupByLocality(endpoints: readonly Endpoint[], trace: Trace): L
         }
       }
     }
-    if (lastOut === undefined) {
+    if (!kept) {
       dropped++;
       if (dropped <= TRACE_EXAMPLES) droppedExamples.push(describe(e));
-      continue;
     }
-    kept.push({ addresses: e.addresses, attributes: lastOut });
   }
   if (conflicts !== undefined) {
     for (const [locality, discarded] of conflicts) {
@@ -135,7 +137,7 @@ export function groupByLocality(endpoints: readonly Endpoint[], trace: Trace): L
         `${droppedExamples.join(', ')}${dropped > TRACE_EXAMPLES ? ', ...' : ''}`,
     );
   }
-  return { weights, endpoints: kept, dropped };
+  return { weights, dropped };
 }
 
 function describe(e: Endpoint): string {
@@ -144,23 +146,39 @@ function describe(e: Endpoint): string {
 }
 
 /**
- * The weighted_target_experimental config A52 asks for: one target per locality, each running `child`. A view
- * over the locality weights, made in O(1): no second map of every locality is built (and kept live through
- * weighted_target's whole update) on the way down; each target's config is made when weighted_target reads it.
+ * The weighted_target_experimental config A52 asks for: one target per locality, each running `child`, and each
+ * endpoint going to its locality's target ({@link localityOf}). The targets are a view over the locality
+ * weights, made in O(1): no second map of every locality is built (and kept live through weighted_target's
+ * whole update) on the way down; each target's config is made when weighted_target reads it.
  */
 export function weightedTargetConfigFor(
   weights: ReadonlyMap<string, number>,
   child: ParsedLbConfig,
 ): WeightedTargetConfig {
-  return { targets: new LocalityTargets(weights, child) };
+  return { targets: new LocalityTargets(weights, child), childOf: localityOf };
 }
 
-/** The targets of {@link weightedTargetConfigFor}: a read-only map from locality name to target config. */
+/**
+ * The targets of {@link weightedTargetConfigFor}: a read-only map from locality name to target config. Targets of
+ * equal weight share one config object (every locality runs the same child policy): a locality per endpoint
+ * makes a handful of them, not one per locality per update.
+ */
 class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> {
+  private readonly byWeight = new Map<number, WeightedTargetChildConfig>();
+
   constructor(
     private readonly weights: ReadonlyMap<string, number>,
     private readonly child: ParsedLbConfig,
   ) {}
+
+  private configFor(weight: number): WeightedTargetChildConfig {
+    let config = this.byWeight.get(weight);
+    if (config === undefined) {
+      config = Object.freeze({ weight, childPolicy: this.child });
+      this.byWeight.set(weight, config);
+    }
+    return config;
+  }
 
   get size(): number {
     return this.weights.size;
@@ -172,7 +190,7 @@ class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> 
 
   get(locality: string): WeightedTargetChildConfig | undefined {
     const weight = this.weights.get(locality);
-    return weight === undefined ? undefined : { weight, childPolicy: this.child };
+    return weight === undefined ? undefined : this.configFor(weight);
   }
 
   forEach(
@@ -184,14 +202,13 @@ class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> 
     thisArg?: unknown,
   ): void {
     workMeter.visits += this.weights.size;
-    const child = this.child;
     this.weights.forEach((weight, locality) => {
-      visit.call(thisArg, { weight, childPolicy: child }, locality, this);
+      visit.call(thisArg, this.configFor(weight), locality, this);
     });
   }
 
   *entries(): MapIterator<[string, WeightedTargetChildConfig]> {
-    for (const [locality, weight] of this.weights) yield [locality, { weight, childPolicy: this.child }];
+    for (const [locality, weight] of this.weights) yield [locality, this.configFor(weight)];
   }
 
   keys(): MapIterator<string> {
@@ -199,7 +216,7 @@ class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> 
   }
 
   *values(): MapIterator<WeightedTargetChildConfig> {
-    for (const weight of this.weights.values()) yield { weight, childPolicy: this.child };
+    for (const weight of this.weights.values()) yield this.configFor(weight);
   }
 
   [Symbol.iterator](): MapIterator<[string, WeightedTargetChildConfig]> {
@@ -210,8 +227,9 @@ class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> 
 /**
  * xds_wrr_locality_experimental (gRFC A52): on each update, builds a weighted_target_experimental config from
  * the endpoints' locality weights, with the configured endpoint picking policy under every locality, and
- * delegates to one weighted_target child. Each endpoint reaches its locality's target through its hierarchical
- * path (A56), to which the locality name is prepended.
+ * delegates to one weighted_target child. Each endpoint reaches its locality's target as it is: the config
+ * tells weighted_target to deal endpoints by locality (where a path element naming it would be prepended to
+ * each endpoint's hierarchical path, A56, and peeled off again one level down).
  */
 export class WrrLocality implements LoadBalancer<WrrLocalityConfig> {
   private readonly child: ChildPolicy;
@@ -261,12 +279,12 @@ export class WrrLocality implements LoadBalancer<WrrLocalityConfig> {
       // connections if the next list names them again; the status we report is ours.
       this.noLocalities = unavailable(`${WRR_LOCALITY}: ${why}${note}`);
       this.weights = groups.weights;
-      this.delegate(groups.weights, update, ok(groups.endpoints));
+      this.delegate(groups.weights, update, update.endpoints);
       this.fail(this.noLocalities);
       return false;
     }
     this.weights = groups.weights;
-    return this.delegate(groups.weights, update, ok(groups.endpoints));
+    return this.delegate(groups.weights, update, update.endpoints);
   }
 
   exitIdle(): void {

@@ -3,7 +3,7 @@
 // and groups its endpoints by priority and locality.
 
 import { isIP } from 'node:net';
-import { type Address, addressKey } from '../core/index.js';
+import { type Address, addressKey, tcpAddress } from '../core/index.js';
 import { XdsResourceError } from './errors.js';
 import { resolveXdsOptions, type XdsOptions } from './features.js';
 import type { Address as AddressMessage } from './gen/envoy/config/core/v3/address_pb.js';
@@ -240,7 +240,7 @@ function parseAddress(a: AddressMessage | undefined, at: string): Address {
   if (port.value > 65535) {
     throw new XdsResourceError(`${at}.socket_address.port_value`, `${port.value} is not a valid port`);
   }
-  return { host: socket.address, port: port.value };
+  return tcpAddress(socket.address, port.value);
 }
 
 /** policy.drop_overloads, as parts per million (capped at 100%); applied by xds_cluster_impl. */

@@ -9,6 +9,8 @@ import {
   endpoint,
   endpointKey,
   parseAddress,
+  tcpAddress,
+  unixAddress,
 } from '../../src/core/index.js';
 
 describe('Address (A61: IPv4, IPv6 and unix addresses)', () => {
@@ -35,6 +37,20 @@ describe('Address (A61: IPv4, IPv6 and unix addresses)', () => {
       { host: '10.1.1.1', port: 9 },
       'the cache is invisible to JSON',
     );
+  });
+
+  test('tcpAddress and unixAddress make plain addresses whose key is cached like any other (JSON shows only the fields)', () => {
+    const tcp = tcpAddress('2001:db8::7', 443);
+    assert.equal(tcp.host, '2001:db8::7');
+    assert.equal(tcp.port, 443);
+    assert.equal(addressKey(tcp), '[2001:db8::7]:443');
+    assert.equal(addressKey(tcp), addressKey(tcp));
+    assert.deepEqual(JSON.parse(JSON.stringify(tcp)), { host: '2001:db8::7', port: 443 });
+    const unix = unixAddress('/tmp/lb.sock');
+    assert.equal(addressKey(unix), 'unix:/tmp/lb.sock');
+    assert.deepEqual(JSON.parse(JSON.stringify(unix)), { path: '/tmp/lb.sock' });
+    // A frozen one still gives its key (computed each time, as for any frozen address).
+    assert.equal(addressKey(Object.freeze(tcpAddress('10.0.0.1', 80))), '10.0.0.1:80');
   });
 
   test('detects the address family', () => {

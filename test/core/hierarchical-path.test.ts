@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import {
   Attributes,
   addressKey,
+  dealEndpoints,
   type Endpoint,
   HIERARCHICAL_PATH,
   HierarchicalSplit,
@@ -48,25 +49,60 @@ describe('hierarchical addresses (A56 "Hierarchical Addresses")', () => {
     assert.equal(child0.forChild('localityA')[0]!.attributes, Attributes.EMPTY);
   });
 
-  test('split stripping at once (a parent that wants every share) gives each child the same share as stripping on demand', () => {
+  test('dealing every share at once (weighted_target) gives each child the same share as the split, stripped alike', () => {
     const endpoints = [
       withPath('10.0.0.1:80', ['t0']),
       withPath('10.0.0.2:80', ['t1', 'inner']),
       withPath('10.0.0.3:80'),
       withPath('10.0.0.4:80', ['t0', 'inner']),
       withPath('10.0.0.5:80', ['t1', 'inner']),
+      withPath('10.0.0.6:80', []),
     ];
-    const onDemand = HierarchicalSplit.of(endpoints);
-    const atOnce = HierarchicalSplit.of(endpoints, true);
-    assert.deepEqual(show(atOnce), show(onDemand));
-    assert.deepEqual(show(atOnce), {
+    const dealt = new Map<string, Endpoint[]>();
+    dealEndpoints(endpoints, undefined, (name, e) => {
+      const share = dealt.get(name);
+      if (share === undefined) dealt.set(name, [e]);
+      else share.push(e);
+    });
+    const split = HierarchicalSplit.of(endpoints);
+    const shown = (list: readonly Endpoint[]) =>
+      list.map((e) => {
+        const path = e.attributes.get(HIERARCHICAL_PATH);
+        return `${addressKey(e.addresses[0]!)}${path ? ` ${JSON.stringify(path)}` : ''}`;
+      });
+    assert.deepEqual(Object.fromEntries([...dealt].map(([name, list]) => [name, shown(list)])), show(split));
+    assert.deepEqual(show(split), {
       t0: ['10.0.0.1:80', '10.0.0.4:80 ["inner"]'],
       t1: ['10.0.0.2:80 ["inner"]', '10.0.0.5:80 ["inner"]'],
     });
-    assert.equal(atOnce.forChild('t0'), atOnce.forChild('t0'), 'one list per child, handed out as it is');
-    assert.equal(atOnce.forChild('t2'), NO_ENDPOINTS);
     // Equal path tails share one stripped Attributes object, across children too.
-    assert.equal(atOnce.forChild('t1')[0]!.attributes, atOnce.forChild('t0')[1]!.attributes);
+    assert.equal(dealt.get('t1')![0]!.attributes, dealt.get('t0')![1]!.attributes);
+  });
+
+  test('a parent that names the child of each endpoint itself (A52 xds_wrr_locality: its locality) gets the endpoints as they are', () => {
+    const a = Attributes.of(LOCALITY, 'zone-a').with(HIERARCHICAL_PATH, ['inner']);
+    const endpoints: Endpoint[] = [
+      { addresses: withPath('10.0.0.1:80').addresses, attributes: a },
+      { addresses: withPath('10.0.0.2:80').addresses, attributes: Attributes.EMPTY },
+      { addresses: withPath('10.0.0.3:80').addresses, attributes: a },
+    ];
+    const asked: Attributes[] = [];
+    const taken: [string, Endpoint][] = [];
+    dealEndpoints(
+      endpoints,
+      (e) => {
+        asked.push(e.attributes);
+        return e.attributes.get(LOCALITY);
+      },
+      (name, e) => taken.push([name, e]),
+    );
+    assert.deepEqual(taken, [
+      ['zone-a', endpoints[0]],
+      ['zone-a', endpoints[2]],
+    ]);
+    assert.equal(taken[0]![1], endpoints[0], 'the very endpoint, not a copy');
+    // Asked once per Attributes object in a row: the second endpoint's differ, the third's are the first's again.
+    assert.equal(asked.length, 3);
   });
 
   test('a path element a parent prepended (A52 xds_wrr_locality: the locality) is peeled off to the very attributes it was added to', () => {

@@ -335,6 +335,39 @@ describe('ring_hash endpoints (A42 "ring_hash_experimental LB policy", A61 "Ring
   });
 });
 
+describe('ring_hash lazy children and list updates (A61 "Endpoint list updates", ring_hash connects lazily)', () => {
+  test('a child not started yet connects with the address order of the latest update', () => {
+    const v6 = '[2001:db8::1]:80';
+    const sim = new Simulation();
+    sim.script(A, 'hang');
+    sim.script(v6, 'hang');
+    sim.update([{ addresses: [A, v6] }, B], SMALL(2));
+    // Reordered before any pick: the same child (same address set), placed by its new first address.
+    sim.update([{ addresses: [v6, A] }, B], SMALL(2));
+    assert.equal(sim.findSubchannel(A), undefined);
+    assert.equal(sim.findSubchannel(v6), undefined);
+    sim.pick({ hash: xxh64(`${v6}_0`) });
+    assert.equal(requested(sim, v6), 1, 'Happy Eyeballs starts with the new first address');
+    assert.equal(sim.findSubchannel(A)?.connectionRequests ?? 0, 0);
+    sim.advance(250);
+    assert.equal(requested(sim, A), 1, 'then, after the Connection Attempt Delay, the other (A61)');
+  });
+
+  test('an endpoint re-delivered with equal addresses and attributes keeps its connection and needs no new pass', () => {
+    const sim = new Simulation();
+    sim.script(A, { connectAfterMs: 1 });
+    sim.update([A, B], SMALL(2));
+    sim.pick({ hash: at(A) });
+    sim.advance(1);
+    assert.equal(target(sim.pick({ hash: at(A) })), A);
+    const created = sim.subchannelsCreated;
+    for (let i = 0; i < 3; i++) sim.update([A, B], SMALL(2)); // new endpoint objects each time
+    assert.equal(sim.subchannelsCreated, created);
+    assert.equal(requested(sim, A), 1);
+    assert.equal(target(sim.pick({ hash: at(A) })), A);
+  });
+});
+
 describe('ring_hash aggregated state (A42 "Aggregated Connectivity State", rules 1-6 in order)', () => {
   test('all endpoints IDLE: IDLE (rule 5)', () => {
     const sim = new Simulation();

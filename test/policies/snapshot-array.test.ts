@@ -4,6 +4,19 @@ import { type ArraySnapshot, SnapshotArray, snapshotOf } from '../../src/policie
 import { seededRandom } from '../../src/sim/index.js';
 
 describe('SnapshotArray: O(1) changes and O(1) immutable snapshots (the pickers of a connect storm)', () => {
+  test('an adopted array is the live contents: a snapshot taken before a change keeps reading the old values', () => {
+    const array = SnapshotArray.adopt(['a', 'b', 'c']);
+    assert.equal(array.length, 3);
+    const before = array.snapshot();
+    array.set(1, 'B');
+    assert.equal(array.push('d'), 3);
+    assert.deepEqual(before.toArray(), ['a', 'b', 'c']);
+    assert.deepEqual(array.snapshot().toArray(), ['a', 'B', 'c', 'd']);
+    const empty = SnapshotArray.adopt<string>([]);
+    assert.equal(empty.push('x'), 0);
+    assert.deepEqual(empty.snapshot().toArray(), ['x']);
+  });
+
   test('every snapshot keeps reading what it was taken with, through any later pushes, sets and removals', () => {
     const random = seededRandom(7);
     const array = new SnapshotArray<string>();

@@ -50,7 +50,7 @@ function rejects(json: unknown, path: string, problem: RegExp, sim = new Simulat
 
 /**
  * A sim whose weighted_target is the real one, wrapped to record every update it gets from wrr_locality,
- * shown as `{ targets: { locality: [weight, child policy name] }, endpoints: ['address path'] }`.
+ * shown as `{ targets: { locality: [weight, child policy name] }, endpoints: ['address [locality, ...path]'] }`.
  */
 function recordingSim(): { sim: Simulation; last(): { targets: object; endpoints: string[] } } {
   const registry = defaultRegistry().clone();
@@ -83,10 +83,17 @@ function recordingSim(): { sim: Simulation; last(): { targets: object; endpoints
       const targets = Object.fromEntries(
         [...u.config.targets].map(([name, t]) => [name, [t.weight, t.childPolicy.factory.name]]),
       );
+      // Each endpoint as weighted_target routes it: the name of its target, then the path that target's policy
+      // sees (the config names each endpoint's target by its locality: no path element is prepended for it).
+      const childOf = u.config.childOf;
+      assert.ok(childOf, 'the config deals endpoints by locality');
       const endpoints = u.endpoints.ok
-        ? u.endpoints.value.map(
-            (e) => `${addressKey(e.addresses[0]!)} ${JSON.stringify(e.attributes.get(HIERARCHICAL_PATH))}`,
-          )
+        ? u.endpoints.value.flatMap((e) => {
+            const target = childOf(e);
+            if (target === undefined) return [];
+            const route = [target, ...(e.attributes.get(HIERARCHICAL_PATH) ?? [])];
+            return [`${addressKey(e.addresses[0]!)} ${JSON.stringify(route)}`];
+          })
         : [];
       return { targets, endpoints };
     },
@@ -224,7 +231,22 @@ describe('xds_wrr_locality builds the weighted_target config (A52 "xDS WRR Local
     assert.deepEqual(seen, expected);
   });
 
-  test('one target per locality with its locality weight and the child policy; each endpoint routed by path', () => {
+  test('localities of equal weight share one target config (A52: every locality runs the same endpoint picking policy)', () => {
+    const child = defaultRegistry().parseLbConfigList([{ round_robin: {} }]);
+    const weights = new Map(Array.from({ length: 1000 }, (_, i) => [`l${i}`, 1 + (i % 3)]));
+    const { targets } = weightedTargetConfigFor(weights, child);
+    const distinct = new Set<unknown>();
+    targets.forEach((target, name) => {
+      assert.equal(target.weight, weights.get(name));
+      assert.equal(target.childPolicy, child);
+      distinct.add(target);
+    });
+    assert.equal(distinct.size, 3, 'one config per weight');
+    assert.equal(targets.get('l0'), targets.get('l3'));
+    assert.ok(Object.isFrozen(targets.get('l0')), 'shared, so never changed in place');
+  });
+
+  test('one target per locality with its locality weight and the child policy; each endpoint routed to its locality', () => {
     const w = recordingSim();
     const accepted = w.sim.update(
       [

@@ -5,7 +5,34 @@ import {
   addressFamily,
   addressKey,
   type Endpoint,
+  sameAddressOrder,
+  sameEndpointAddresses,
 } from '../../core/index.js';
+
+/**
+ * The list pick_first is given: endpoints, or one endpoint standing for the list of just it (how a petiole
+ * hands each child its endpoint without a one-element array per endpoint).
+ */
+export type EndpointsOrOne = readonly Endpoint[] | Endpoint;
+
+/** The endpoints of `list` as an array (allocates one for a single endpoint: off the hot path). */
+export function endpointArray(list: EndpointsOrOne): readonly Endpoint[] {
+  return isEndpointArray(list) ? list : [list];
+}
+
+export function isEndpointArray(list: EndpointsOrOne): list is readonly Endpoint[] {
+  return Array.isArray(list);
+}
+
+/** Whether two lists hold the same addresses in the same order (attributes are not compared). */
+export function sameEndpointsOrOne(a: EndpointsOrOne, b: EndpointsOrOne): boolean {
+  if (a === b) return true;
+  const x = isEndpointArray(a) ? (a.length === 1 ? a[0]! : null) : a;
+  const y = isEndpointArray(b) ? (b.length === 1 ? b[0]! : null) : b;
+  if (x !== null && y !== null) return sameAddressOrder(x, y);
+  if (x !== null || y !== null) return false;
+  return sameEndpointAddresses(a as readonly Endpoint[], b as readonly Endpoint[]);
+}
 
 /** One address of the flattened list, remembering the endpoint attributes its subchannel is created with. */
 export interface FlatAddress {
@@ -75,11 +102,11 @@ export function interleaveFamilies(list: readonly FlatAddress[]): FlatAddress[] 
  * The order a Happy Eyeballs pass walks (A61 "Flattening"): flatten, de-duplicate, interleave families. The
  * single-address case, every petiole child's, skips the general machinery.
  */
-export function happyEyeballsOrder(endpoints: readonly Endpoint[]): FlatAddress[] {
-  const only = endpoints.length === 1 ? endpoints[0]! : undefined;
+export function happyEyeballsOrder(endpoints: EndpointsOrOne): FlatAddress[] {
+  const only = !isEndpointArray(endpoints) ? endpoints : endpoints.length === 1 ? endpoints[0]! : undefined;
   if (only && only.addresses.length === 1) {
     const address = only.addresses[0]!;
     return [{ address, key: addressKey(address), attributes: only.attributes }];
   }
-  return interleaveFamilies(flattenEndpoints(endpoints));
+  return interleaveFamilies(flattenEndpoints(endpointArray(endpoints)));
 }

@@ -5,7 +5,6 @@ import {
   CONNECTING,
   type ConnectivityState,
   clamp,
-  type Endpoint,
   FailPicker,
   formatStatus,
   type Helper,
@@ -22,12 +21,18 @@ import {
   type Status,
   type Subchannel,
   SubchannelPicker,
-  sameEndpointAddresses,
   TRANSIENT_FAILURE,
   type Unwatch,
   unavailable,
 } from '../../core/index.js';
-import { type FlatAddress, happyEyeballsOrder, shuffleEndpoints } from './address-order.js';
+import {
+  type EndpointsOrOne,
+  type FlatAddress,
+  happyEyeballsOrder,
+  isEndpointArray,
+  sameEndpointsOrOne,
+  shuffleEndpoints,
+} from './address-order.js';
 import {
   CONNECTION_ATTEMPT_DELAY_ARG,
   DEFAULT_CONNECTION_ATTEMPT_DELAY_MS,
@@ -131,7 +136,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
    * The endpoints in the order passes walk them (the list, or its shuffle), null before the first list and
    * after a failed one. The flattened address list is derived from it per pass and not kept (A61 Flattening).
    */
-  private order: readonly Endpoint[] | null = null;
+  private order: EndpointsOrOne | null = null;
   /** The addresses of the running pass (or of sticky-TF retrying), in attempt order. */
   private attempts: readonly Attempt[] = NO_ATTEMPTS;
   private firstPass = false;
@@ -146,10 +151,25 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   private settings: PickFirstSettings = NO_SETTINGS;
   private idleExitScheduled = false;
   private destroyed = false;
-  /** The endpoints of the list in use, to recognise a re-delivered identical list cheaply. */
-  private endpoints: readonly Endpoint[] = NO_ATTEMPTS as never;
+  /**
+   * The endpoints of the list in use, to recognise a re-delivered identical list cheaply. A petiole's
+   * endpoint child (a subclass) keeps its one endpoint here, before its first pass too.
+   */
+  protected endpoints: EndpointsOrOne = NO_ATTEMPTS as never;
+  protected readonly helper: Helper;
 
-  constructor(private readonly helper: Helper) {}
+  /**
+   * @param helper the parent's helper; null only for a subclass that is its own helper (a petiole's
+   *   {@link EndpointChild}: one object per endpoint, not a policy and a helper beside it).
+   */
+  constructor(helper: Helper | null) {
+    this.helper = helper ?? (this as unknown as Helper);
+  }
+
+  /** Whether a list has started a pass (or failed) here; false before the first list. */
+  protected get started(): boolean {
+    return this.order !== null;
+  }
 
   update(update: LbUpdate<PickFirstConfig>): boolean {
     if (update.endpoints.ok) {
@@ -172,7 +192,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
    * calls it for each of its (tens of thousands of) endpoints.
    */
   updateList(
-    endpoints: readonly Endpoint[],
+    endpoints: EndpointsOrOne,
     config: PickFirstConfig,
     attributes: ChannelArgs,
     resolutionNote?: string,
@@ -180,7 +200,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
     if (this.destroyed) return false;
     if (attributes !== this.settings.args) this.settings = settingsFor(attributes);
     const shuffle = config.shuffleAddressList;
-    if (!shuffle && this.order !== null && sameEndpointAddresses(endpoints, this.endpoints)) {
+    if (!shuffle && this.order !== null && sameEndpointsOrOne(endpoints, this.endpoints)) {
       // The same addresses in the same order are not a new list: whatever runs (a pass, sticky-TF retries,
       // a connection) carries on. Restarting would only re-walk the list, and in sticky TF would re-request
       // re-resolution at once, a loop with a resolver that answers with the same list. New endpoint
@@ -190,7 +210,10 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
       return true;
     }
     this.endpoints = endpoints;
-    const order = shuffle ? shuffleEndpoints(endpoints, () => this.helper.random()) : endpoints;
+    const order =
+      shuffle && isEndpointArray(endpoints)
+        ? shuffleEndpoints(endpoints, () => this.helper.random())
+        : endpoints;
     const addresses = happyEyeballsOrder(order);
     if (addresses.length === 0) {
       const note = resolutionNote ? ` (${resolutionNote})` : '';

@@ -31,7 +31,7 @@ export class WeightedTargetChild extends ChildPolicySlot {
   status: Status = OK_STATUS;
   picker: Picker = queuePicker;
   weight = 1;
-  /** The owner's index of this target among its active ones (-1 while retained). */
+  /** The owner's index of this target among its active ones (-1 while retained); during an update, its index in it. */
   slot = -1;
   /** Made when the target is first removed: most targets never are, and there may be tens of thousands. */
   private retention: RetentionTimer | null = null;

@@ -1,4 +1,5 @@
 import {
+  type ChildOf,
   ConfigReader,
   childPath,
   expectInteger,
@@ -19,6 +20,13 @@ export interface WeightedTargetChildConfig {
 
 export interface WeightedTargetConfig {
   readonly targets: ReadonlyMap<string, WeightedTargetChildConfig>;
+  /**
+   * Which target each endpoint goes to, when a parent names them otherwise than by hierarchical path:
+   * xds_wrr_locality (A52), whose targets are the endpoints' own localities. Each endpoint then goes to its
+   * target as it is, with no path prepended per endpoint only to be peeled off again. Never from JSON: by
+   * default an endpoint goes to the target its path names first (A56).
+   */
+  readonly childOf?: ChildOf;
 }
 
 /** Parses `{ targets: { name: { weight, childPolicy: [...] } } }`, validating every child's config now. */

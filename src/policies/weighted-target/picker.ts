@@ -20,7 +20,8 @@ export class AliasTable {
     const n = weights.length;
     if (n === 0) throw new RangeError('an alias table needs at least one weight');
     let total = 0;
-    for (const w of weights) {
+    for (let i = 0; i < n; i++) {
+      const w = weights[i]!;
       if (!(Number.isInteger(w) && w > 0))
         throw new RangeError(`weights must be positive integers, got ${w}`);
       total += w;
@@ -32,20 +33,27 @@ export class AliasTable {
     for (let i = 0; i < n; i++) scaled[i] = weights[i]! * n;
     const keep = new Float64Array(n);
     const alias = new Int32Array(n);
-    const small: number[] = [];
-    const large: number[] = [];
-    for (let i = 0; i < n; i++) (scaled[i]! < total ? small : large).push(i);
-    while (small.length > 0 && large.length > 0) {
-      const s = small.pop()!;
-      const l = large.pop()!;
+    // The columns still to settle, in one array sized once: short ones stacked from the front, full or
+    // surplus ones from the back.
+    const work = new Int32Array(n);
+    let small = 0;
+    let large = n;
+    for (let i = 0; i < n; i++) {
+      if (scaled[i]! < total) work[small++] = i;
+      else work[--large] = i;
+    }
+    while (small > 0 && large < n) {
+      const s = work[--small]!;
+      const l = work[large++]!;
       keep[s] = scaled[s]!;
       alias[s] = l;
       scaled[l] = scaled[l]! - (total - scaled[s]!);
-      (scaled[l]! < total ? small : large).push(l);
+      if (scaled[l]! < total) work[small++] = l;
+      else work[--large] = l;
     }
     // Whatever is left is exactly full.
-    for (const i of large) keep[i] = total;
-    for (const i of small) keep[i] = total;
+    for (let i = 0; i < small; i++) keep[work[i]!] = total;
+    for (let i = large; i < n; i++) keep[work[i]!] = total;
     for (let i = 0; i < n; i++) if (keep[i]! >= total) alias[i] = i;
     this.n = n;
     this.total = total;

@@ -1,14 +1,15 @@
 import {
   CONNECTING,
   type ConnectivityState,
+  dealEndpoints,
   type Endpoint,
   FailPicker,
   type Helper,
-  HierarchicalSplit,
   IDLE,
   IdlePicker,
   type LbUpdate,
   type LoadBalancer,
+  NO_ENDPOINTS,
   OK_STATUS,
   ok,
   type Picker,
@@ -29,6 +30,7 @@ import {
   parseWeightedTargetConfig,
   WEIGHTED_TARGET,
   WEIGHTED_TARGET_CHILD_RETENTION_MS,
+  type WeightedTargetChildConfig,
   type WeightedTargetConfig,
 } from './config.js';
 import { AliasTable, WeightedPicker } from './picker.js';
@@ -49,7 +51,8 @@ const NO_TARGETS_PICKER = new FailPicker(NO_TARGETS);
 export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, WeightedTargetChildOwner {
   /** Current targets and retained removed ones, by name. */
   private readonly children = new Map<string, WeightedTargetChild>();
-  private split: HierarchicalSplit | null = null;
+  /** The last good endpoint list: a target new in an update with a resolver error gets its share of it. */
+  private lastEndpoints: readonly Endpoint[] | null = null;
   /** Child reports during an update are recorded only; the update aggregates once at its end. */
   private updating = false;
   private destroyed = false;
@@ -80,28 +83,45 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
 
   update(update: LbUpdate<WeightedTargetConfig>): boolean {
     if (this.destroyed) return false;
-    const targets = update.config.targets;
-    if (update.endpoints.ok) this.split = HierarchicalSplit.of(update.endpoints.value, true);
-    const split = this.split;
+    const { targets, childOf } = update.config;
+    if (update.endpoints.ok) this.lastEndpoints = update.endpoints.value;
     this.updating = true;
-    workMeter.visits += targets.size + this.children.size;
+    workMeter.visits += 2 * targets.size + this.children.size;
     try {
+      // Every target's child (made, reused or brought back from retention), its config, and whether it is
+      // new, by its index in this update, which its `slot` holds until assignSlots.
+      const updated: WeightedTargetChild[] = new Array(targets.size);
+      const configs: WeightedTargetChildConfig[] = new Array(targets.size);
+      const isNew = new Uint8Array(targets.size);
+      let fresh = 0;
+      let index = 0;
       // forEach, not for-of over entries: no [name, target] pair allocated per target.
       targets.forEach((target, name) => {
         let child = this.children.get(name);
-        const isNew = child === undefined;
         if (child === undefined) {
           child = new WeightedTargetChild(name, this.helper, this.registry, this, this.random);
           this.children.set(name, child);
+          isNew[index] = 1;
+          fresh++;
         } else {
           child.reactivate();
         }
-        // A resolver error reaches existing children (which keep the endpoints they have); a target new in
-        // such an update gets its share of the last good list, if there was one.
-        const endpoints: StatusOr<readonly Endpoint[]> =
-          split !== null && (update.endpoints.ok || isNew) ? ok(split.forChild(name)) : update.endpoints;
-        child.update(target, endpoints, update.attributes, update.resolutionNote);
+        child.slot = index;
+        updated[index] = child;
+        configs[index++] = target;
       });
+      // Each target's share, dealt straight from the list. A resolver error reaches existing children (which
+      // keep the endpoints they have); a target new in such an update gets its share of the last good list.
+      const shares: (Endpoint[] | undefined)[] = new Array(updated.length);
+      const dealt = update.endpoints.ok ? update.endpoints.value : fresh > 0 ? this.lastEndpoints : null;
+      if (dealt !== null) this.deal(dealt, childOf, updated, shares, update.endpoints.ok ? null : isNew);
+      for (let i = 0; i < updated.length; i++) {
+        const endpoints: StatusOr<readonly Endpoint[]> =
+          dealt !== null && (update.endpoints.ok || isNew[i] === 1)
+            ? ok(shares[i] ?? NO_ENDPOINTS)
+            : update.endpoints;
+        updated[i]!.update(configs[i]!, endpoints, update.attributes, update.resolutionNote);
+      }
       // Every target has its child now: only when there are more children is one of them no longer listed.
       if (this.children.size > targets.size) {
         this.children.forEach((child, name) => {
@@ -117,6 +137,38 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     // Like priority: rejected only when there is no list or nothing to route to; each child deals with its own
     // share (an empty share makes that child fail, not its siblings).
     return update.endpoints.ok && targets.size > 0;
+  }
+
+  /**
+   * Collects each updated target's share of `endpoints` into `shares` (by the target's index in `updated`,
+   * which its slot holds during the update); endpoints of other names, or of retained targets, are dropped.
+   * `onlyNew`: when given, only the targets it marks (new in this update) take a share.
+   */
+  private deal(
+    endpoints: readonly Endpoint[],
+    childOf: WeightedTargetConfig['childOf'],
+    updated: readonly WeightedTargetChild[],
+    shares: (Endpoint[] | undefined)[],
+    onlyNew: Uint8Array | null,
+  ): void {
+    const children = this.children;
+    let lastName: string | undefined;
+    let index = -1;
+    dealEndpoints(endpoints, childOf, (name, e) => {
+      // Endpoints of one target usually come together: skip the lookup while the name repeats.
+      if (name !== lastName) {
+        lastName = name;
+        const child = children.get(name);
+        index = child !== undefined && updated[child.slot] === child ? child.slot : -1;
+        if (onlyNew !== null && index >= 0 && onlyNew[index] === 0) index = -1;
+      }
+      if (index < 0) return;
+      const share = shares[index];
+      // Made holding its first endpoint: an empty array's first push reserves 17 slots, and one endpoint per
+      // target (a locality per endpoint) is a common shape.
+      if (share === undefined) shares[index] = [e];
+      else share.push(e);
+    });
   }
 
   exitIdle(): void {
@@ -138,27 +190,41 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
 
   /** After an update: slots, counts, weights and pickers of the active targets, built in O(n). */
   private assignSlots(): void {
-    const active: WeightedTargetChild[] = [];
-    // This loop, the slot loop, the alias table and the Fenwick tree.
-    workMeter.visits += this.children.size + 3 * this.children.size;
-    for (const child of this.children.values()) {
-      child.slot = child.deactivated ? -1 : active.push(child) - 1;
+    const size = this.children.size;
+    // This loop, the alias table and the Fenwick tree.
+    workMeter.visits += 3 * size;
+    // Sized at once (trimmed to the active targets after): no growth steps. forEach, not for-of: no iterator
+    // result per child.
+    const active: WeightedTargetChild[] = new Array(size);
+    const weights: number[] = new Array(size);
+    const readyPickers: (Picker | null)[] = new Array(size);
+    const allPickers: Picker[] = new Array(size);
+    const counts = { IDLE: 0, CONNECTING: 0, READY: 0, TRANSIENT_FAILURE: 0, SHUTDOWN: 0 };
+    let n = 0;
+    this.children.forEach((child) => {
+      if (child.deactivated) {
+        child.slot = -1;
+        return;
+      }
+      child.slot = n;
+      active[n] = child;
+      weights[n] = child.weight;
+      readyPickers[n] = child.state === READY ? child.picker : null;
+      allPickers[n++] = child.picker;
+      counts[child.state]++;
+    });
+    if (n < size) {
+      active.length = n;
+      weights.length = n;
+      readyPickers.length = n;
+      allPickers.length = n;
     }
     this.active = active;
-    const counts = { IDLE: 0, CONNECTING: 0, READY: 0, TRANSIENT_FAILURE: 0, SHUTDOWN: 0 };
-    const weights: number[] = new Array(active.length);
-    this.readyPickers = new SnapshotArray();
-    this.allPickers = new SnapshotArray();
-    for (let slot = 0; slot < active.length; slot++) {
-      const child = active[slot]!;
-      counts[child.state]++;
-      weights[slot] = child.weight;
-      this.readyPickers.push(child.state === READY ? child.picker : null);
-      this.allPickers.push(child.picker);
-    }
     this.counts = counts;
-    this.table = active.length > 0 ? new AliasTable(weights) : null;
-    this.readyWeights = new ReadyWeights(weights, (slot) => active[slot]!.state === READY);
+    this.readyPickers = SnapshotArray.adopt(readyPickers);
+    this.allPickers = SnapshotArray.adopt(allPickers);
+    this.table = n > 0 ? new AliasTable(weights) : null;
+    this.readyWeights = new ReadyWeights(weights, (slot) => readyPickers[slot] !== null);
   }
 
   /** @internal WeightedTargetChildOwner */
