@@ -99,14 +99,9 @@ export function interleaveFamilies(list: readonly FlatAddress[]): FlatAddress[] 
 }
 
 /**
- * The order a Happy Eyeballs pass walks (A61 "Flattening"): flatten, de-duplicate, interleave families. The
- * single-address case, every petiole child's, skips the general machinery.
+ * The order a Happy Eyeballs pass walks (A61 "Flattening"): flatten, de-duplicate, interleave families.
+ * (pick_first skips it for a list of one address, every petiole child's.)
  */
 export function happyEyeballsOrder(endpoints: EndpointsOrOne): FlatAddress[] {
-  const only = !isEndpointArray(endpoints) ? endpoints : endpoints.length === 1 ? endpoints[0]! : undefined;
-  if (only && only.addresses.length === 1) {
-    const address = only.addresses[0]!;
-    return [{ address, key: addressKey(address), attributes: only.attributes }];
-  }
   return interleaveFamilies(flattenEndpoints(endpointArray(endpoints)));
 }
