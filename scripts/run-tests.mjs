@@ -1,10 +1,12 @@
 // Runs every test/**/*.test.ts with Node's built-in runner, compiled first (scripts/test-build.mjs). Node 20's
 // --test takes no globs, so the file list is gathered here. Extra arguments (e.g. a path filter) narrow the set.
+// Files start longest first (test-order.mjs), by the durations the last runs recorded.
 import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { NODE_TEST_ARGS } from './node-test-args.mjs';
 import { compiledTestFile, ensureTestBuild } from './test-build.mjs';
 import { isEndToEnd, testFiles } from './test-files.mjs';
+import { longestFirst, RUN_DURATIONS, recordDurations } from './test-order.mjs';
 
 const files = testFiles(process.argv.slice(2));
 if (files.length === 0) {
@@ -22,9 +24,17 @@ const concurrency =
 const limitMin = Number(process.env.LBTREE_TEST_TIME_LIMIT_MIN) || 15;
 const result = spawnSync(
   process.execPath,
-  [...NODE_TEST_ARGS, `--test-concurrency=${concurrency}`, ...files.map(compiledTestFile)],
+  [
+    ...NODE_TEST_ARGS,
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./scripts/durations-reporter.mjs',
+    `--test-reporter-destination=${RUN_DURATIONS}`,
+    `--test-concurrency=${concurrency}`,
+    ...longestFirst(files).map(compiledTestFile),
+  ],
   { stdio: 'inherit', timeout: limitMin * 60_000, killSignal: 'SIGTERM' },
 );
+recordDurations();
 if (result.error?.code === 'ETIMEDOUT') {
   console.error(
     `run-tests: ended after ${limitMin} min. A test file whose process does not exit when its tests are done ` +

@@ -12,6 +12,7 @@ test('the built package resolves its own subpath exports (package self-reference
     const sim = await import('lbtree/sim');
     const root = await import('lbtree');
     await import('lbtree/grpc-js');
+    if (typeof (await import('lbtree/grpc-js/xds')).leaseXdsClient !== 'function') process.exit(4);
     await import('lbtree/xds');
     const s = new sim.Simulation();
     s.update(['10.0.0.1:80'], [{ round_robin: {} }]);

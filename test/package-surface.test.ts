@@ -1,24 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { nodeEval, sourceModule } from './support/child-node.js';
+import { sourceModule } from './support/child-node.js';
+import { runRefusing } from './support/refused-modules.js';
 
 // The package root is the documented public surface (docs/api.md), and it stays light: no regex engine.
 
-/** Runs an ES module snippet in a fresh Node process in which resolving `re2js` throws. */
-function withoutRe2(script: string) {
-  const hooks = `export async function resolve(specifier, context, next) {
-    if (specifier === 're2js') throw new Error('re2js was loaded');
-    return next(specifier, context);
-  }`;
-  const register = `import { register } from 'node:module';
-    register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hooks)}));`;
-  return spawnSync(
-    process.execPath,
-    ['--import', `data:text/javascript,${encodeURIComponent(register)}`, ...nodeEval(script)],
-    { encoding: 'utf8', timeout: 60_000 },
-  );
-}
+const withoutRe2 = (script: string) => runRefusing(['re2js'], script);
 
 test('importing the package root does not load RE2 (re2js); the xDS route hash policies do', () => {
   const root = withoutRe2(

@@ -1,4 +1,5 @@
-// The @grpc/grpc-js adapter: the only module that imports @grpc/grpc-js.
+// The @grpc/grpc-js adapter (`lbtree/grpc-js`): the only module that imports @grpc/grpc-js. The xDS client on
+// grpc-js is a separate entry (`lbtree/grpc-js/xds`, ./xds.ts): what `register()` needs loads no xDS decoder.
 
 export { BACKEND_METRICS_TRAILER, backendMetricsTrailer, readBackendMetrics } from './backend-metrics.js';
 export { ENDPOINTS_SCHEME, EndpointsResolver, parseEndpointsTarget } from './endpoints-resolver.js';
@@ -11,5 +12,3 @@ export { STREAM_CORE_METRICS } from './orca-stream.js';
 export { HASH_PICK_INFO_KEY } from './picker-adapter.js';
 export { LBTREE_PREFIX, type RegisterOptions, register } from './register.js';
 export { SessionCookieJar } from './session-cookies.js';
-export { leaseXdsClient, type XdsClientLease } from './xds-client-pool.js';
-export { GrpcXdsTransport, grpcXdsTransportFactory, xdsClientTrace } from './xds-transport.js';

@@ -2,7 +2,8 @@
 // dependency manager and config selector from src/xds, and grpc-js's resolver and config-selector APIs. The
 // service config's LB policy is lbtree's xds_cluster_manager_experimental; the XdsConfig travels to the cds
 // policies as an update attribute; each call's cluster and request hash travel as pick information, and so
-// does its A55 stateful session, whose response side is a dynamic filter.
+// does its A55 stateful session, whose response side is a dynamic filter. The xDS client and decoders load
+// with the first `xds:` channel (xds-resolution-start.ts), not with `register()`.
 
 import {
   type ChannelOptions,
@@ -14,24 +15,16 @@ import {
 } from '@grpc/grpc-js';
 import type { Registry, Status } from '../core/index.js';
 import { newChannelId } from '../hash/index.js';
-import { loadBootstrap } from '../xds/client/bootstrap.js';
 import {
   registerXdsPolicies,
   XDS_CLUSTER_CALL_ATTRIBUTE,
   XDS_OVERRIDE_HOST_CALL_ATTRIBUTE,
 } from '../xds/policies/index.js';
-import {
-  clusterResourceType,
-  endpointResourceType,
-  listenerResourceType,
-  routeConfigurationResourceType,
-} from '../xds/resources/index.js';
 import type { StatefulSessionCall } from '../xds/stateful-session.js';
 import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
-import { type CallRouter, XdsResolution, type XdsResolutionResult } from '../xds/xds-resolution.js';
-import { nodeDnsResolver } from './node-dns-resolver.js';
+import type { CallRouter, XdsResolutionResult } from '../xds/xds-resolution.js';
 import { HASH_PICK_INFO_KEY } from './picker-adapter.js';
-import { leaseXdsClient, type XdsClientLease } from './xds-client-pool.js';
+import type { XdsChannelResolution } from './xds-resolution-start.js';
 
 export const XDS_SCHEME = 'xds';
 
@@ -51,12 +44,9 @@ export function configureXdsResolver(next: XdsResolverSettings): void {
   settings.bootstrap = next.bootstrap;
 }
 
-const RESOURCE_TYPES = {
-  listener: listenerResourceType,
-  routeConfiguration: routeConfigurationResourceType,
-  cluster: clusterResourceType,
-  endpoint: endpointResourceType,
-};
+/** The xDS client, decoders and dependency manager: loaded once, by the first `xds:` channel. */
+let resolutionStart: Promise<typeof import('./xds-resolution-start.js')> | undefined;
+const loadResolutionStart = () => (resolutionStart ??= import('./xds-resolution-start.js'));
 
 function grpcStatus(s: Status) {
   return { code: s.code as number as GrpcStatus, details: s.details, metadata: new GrpcMetadata() };
@@ -178,8 +168,10 @@ export function xdsTargetName(target: experimental.GrpcUri): string {
 }
 
 export class XdsResolver implements experimental.Resolver {
-  private lease: XdsClientLease | null = null;
-  private resolution: XdsResolution | null = null;
+  /** Set from the first updateResolution until destroy (or a failed start, so that grpc-js's retry retries). */
+  private starting = false;
+  private resolution: XdsChannelResolution | null = null;
+  private destroyed = false;
   private readonly channelId = newChannelId(Math.random);
 
   constructor(
@@ -193,40 +185,40 @@ export class XdsResolver implements experimental.Resolver {
       this.resolution.requestReresolution();
       return;
     }
-    let name: string;
+    // While the modules load, a request adds nothing: the resolution starts fresh once they are in.
+    if (this.starting) return;
+    this.starting = true;
+    loadResolutionStart().then(
+      (m) => this.start(m.startXdsResolution),
+      (e: unknown) => this.fail(e),
+    );
+  }
+
+  private start(startXdsResolution: typeof import('./xds-resolution-start.js').startXdsResolution): void {
+    if (this.destroyed) return;
     try {
-      name = xdsTargetName(this.target);
-      this.lease = leaseXdsClient(settings.bootstrap);
-    } catch (e) {
-      const details = `xds resolver: ${(e as Error).message}`;
-      process.nextTick(() =>
-        this.listener(
-          experimental.statusOrFromError({
-            code: GrpcStatus.UNAVAILABLE,
-            details,
-            metadata: new GrpcMetadata(),
-          }),
-          {},
-          null,
-          '',
-        ),
+      const name = xdsTargetName(this.target);
+      this.resolution = startXdsResolution(name, settings.bootstrap, this.channelId, (result) =>
+        this.deliver(result),
       );
-      return;
+    } catch (e) {
+      this.fail(e);
     }
-    const client = this.lease.client;
-    // A47: the listener name is the bootstrap's template with the target's name in place of %s.
-    const template = loadBootstrap(settings.bootstrap).clientDefaultListenerResourceNameTemplate;
-    this.resolution = new XdsResolution({
-      watcher: client,
-      types: RESOURCE_TYPES,
-      authority: name,
-      listenerName: template.replace('%s', name),
-      dns: nodeDnsResolver,
-      channelId: this.channelId,
-      random: Math.random,
-      defer: (fn) => process.nextTick(fn),
-      onResult: (result) => this.deliver(result),
-    });
+  }
+
+  private fail(e: unknown): void {
+    this.starting = false;
+    if (this.destroyed) return;
+    this.listener(
+      experimental.statusOrFromError({
+        code: GrpcStatus.UNAVAILABLE,
+        details: `xds resolver: ${(e as Error).message}`,
+        metadata: new GrpcMetadata(),
+      }),
+      {},
+      null,
+      '',
+    );
   }
 
   private deliver(result: XdsResolutionResult): boolean {
@@ -247,10 +239,9 @@ export class XdsResolver implements experimental.Resolver {
   }
 
   destroy(): void {
-    this.resolution?.destroy();
+    this.destroyed = true;
+    this.resolution?.stop();
     this.resolution = null;
-    this.lease?.release();
-    this.lease = null;
   }
 
   static getDefaultAuthority(target: experimental.GrpcUri): string {
