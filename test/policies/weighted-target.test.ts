@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, type ConnectivityState, type Picker, queuePicker } from '../../src/core/index.js';
-import { ReadyWeights, SnapshotArray, WeightedPicker } from '../../src/policies/index.js';
+import {
+  AliasTable,
+  type ArraySnapshot,
+  ReadyWeights,
+  SnapshotArray,
+  WeightedPicker,
+} from '../../src/policies/index.js';
 import { Simulation } from '../../src/sim/index.js';
 import { chiSquare } from '../support/stats.js';
 import { type PuppetConfig, pickedPuppet, puppet, puppetWorld } from './puppet-policy.js';
@@ -288,8 +294,12 @@ describe('weighted_target picks (A28: "The WRR algorithm will be random based")'
     weights.forEach((_, slot) => {
       slots.push(ready[slot] ? `t${slot}` : null);
     });
+    const table = new AliasTable(weights);
+    const pickerOver = (readyWeights: ReadyWeights, taken = slots.snapshot()) =>
+      new WeightedPicker(table, taken as ArraySnapshot<Picker | null>, () => 0, readyWeights);
     const live = new ReadyWeights(weights, (slot) => ready[slot]!);
-    const old = live.snapshot(slots.snapshot());
+    const before = slots.snapshot();
+    const old = pickerOver(live, before);
     // Then targets 5 and 7 turn READY and target 0 leaves READY, as a storm would do it.
     for (const [slot, delta] of [
       [5, 9],
@@ -299,18 +309,16 @@ describe('weighted_target picks (A28: "The WRR algorithm will be random based")'
       live.add(slot, delta);
       slots.set(slot, delta > 0 ? `t${slot}` : null);
     }
-    const reference = new ReadyWeights(weights, (slot) => ready[slot]!).snapshot(slots.snapshot());
-    const now = live.snapshot(slots.snapshot());
-    const fresh = new ReadyWeights(weights, (slot) => slots.snapshot().at(slot) !== null).snapshot(
-      slots.snapshot(),
-    );
-    assert.equal(old.total, 3 + 4 + 1 + 2);
-    assert.equal(now.total, 4 + 1 + 9 + 2 + 6);
+    const reference = pickerOver(new ReadyWeights(weights, (slot) => ready[slot]!), before);
+    const now = pickerOver(live);
+    const fresh = pickerOver(new ReadyWeights(weights, (slot) => slots.snapshot().at(slot) !== null));
+    assert.equal(old.readyTotal, 3 + 4 + 1 + 2);
+    assert.equal(now.readyTotal, 4 + 1 + 9 + 2 + 6);
     for (let k = 0; k < 1000; k++) {
       const r = k / 1000;
-      assert.equal(old.sample(r), reference.sample(r), `old snapshot, r = ${r}`);
-      assert.ok(ready[old.sample(r)], 'an old snapshot draws only targets READY when it was taken');
-      assert.equal(now.sample(r), fresh.sample(r), `newest snapshot, r = ${r}`);
+      assert.equal(old.sampleReady(r), reference.sampleReady(r), `old picker, r = ${r}`);
+      assert.ok(ready[old.sampleReady(r)], 'an old picker draws only targets READY when it was built');
+      assert.equal(now.sampleReady(r), fresh.sampleReady(r), `newest picker, r = ${r}`);
     }
   });
 

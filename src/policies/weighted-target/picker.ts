@@ -1,6 +1,6 @@
 import type { PickArgs, Picker, PickResult } from '../../core/index.js';
 import { type ArraySnapshot, snapshotOf } from '../snapshot-array.js';
-import type { ReadyWeightsSnapshot } from './ready-weights.js';
+import type { ReadyWeights } from './ready-weights.js';
 
 /**
  * Vose's alias table over a list of positive integer weights, built once in O(n): one random number in
@@ -69,26 +69,38 @@ export class AliasTable {
  * draw that lands on such a slot is redrawn over the READY targets' weights alone (`ready`, a Fenwick tree
  * kept by the policy in O(log n) per change), so each READY target still gets exactly its weight's share:
  * w/W + (1 - R/W) * w/R = w/R. With every target READY a pick is one draw and one comparison, and a child
- * changing state costs the policy O(log n), not a rebuild over every target.
+ * changing state costs the policy O(log n), not a rebuild over every target. The picker is the only object a
+ * report makes besides the pickers' snapshot: the READY weights it saw are their version and total.
  */
 export class WeightedPicker implements Picker {
   private readonly n: number;
   private readonly total: number;
   private readonly keep: Float64Array;
   private readonly alias: Int32Array;
+  /** The READY weights' version and sum when this picker was built. */
+  private readonly readyVersion: number;
+  /** @internal */
+  readonly readyTotal: number;
+  /** This picker's own READY-weights tree, built the first time it redraws after the live tree moved on. */
+  private own: Float64Array | null = null;
 
-  /** `random` is uniform in [0, 1) (the policy's `helper.random`, bound). */
+  /**
+   * `random` is uniform in [0, 1) (the policy's `helper.random`, bound); `ready`, the READY targets' weights
+   * (needed when some slot is null).
+   */
   constructor(
     table: AliasTable,
     private readonly pickers: ArraySnapshot<Picker | null>,
     private readonly random: () => number,
-    private readonly ready: ReadyWeightsSnapshot | null = null,
+    private readonly ready: ReadyWeights | null = null,
   ) {
     if (pickers.length !== table.n) throw new RangeError('WeightedPicker needs one picker per weight');
     this.n = table.n;
     this.total = table.total;
     this.keep = table.keep;
     this.alias = table.alias;
+    this.readyVersion = ready?.version ?? 0;
+    this.readyTotal = ready?.total ?? 0;
   }
 
   /** A picker over fixed lists, every child present. */
@@ -112,7 +124,15 @@ export class WeightedPicker implements Picker {
 
   /** The draw landed on a target that is not READY: draw again over the READY targets' weights. */
   private pickReady(args: PickArgs): PickResult {
+    return this.pickers.at(this.sampleReady(this.random()))!.pick(args);
+  }
+
+  /** @internal The READY slot `r` draws over the READY weights this picker was built with. */
+  sampleReady(r: number): number {
     const ready = this.ready!;
-    return this.pickers.at(ready.sample(this.random()))!.pick(args);
+    const slot = ready.sampleAt(this.readyVersion, this.readyTotal, r);
+    if (slot >= 0) return slot;
+    this.own ??= ready.treeOf(this.pickers);
+    return ready.sample(this.own, this.readyTotal, r);
   }
 }

@@ -269,12 +269,11 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
         this.report(READY, OK_STATUS, only.picker);
         return;
       }
-      const pickers = this.readyPickers.snapshot();
       const picker = new WeightedPicker(
         this.table!,
-        pickers,
+        this.readyPickers.snapshot(),
         this.random,
-        this.readyWeights!.snapshot(pickers),
+        this.readyWeights,
       );
       this.report(READY, OK_STATUS, picker);
     } else if (counts[CONNECTING] > 0) {
