@@ -1,9 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConfigError, type ConnectivityState, type Picker, queuePicker } from '../../src/core/index.js';
+import {
+  ConfigError,
+  type ConnectivityState,
+  err,
+  NO_CHANNEL_ARGS,
+  type Picker,
+  queuePicker,
+  unavailable,
+} from '../../src/core/index.js';
 import {
   AliasTable,
   type ArraySnapshot,
+  defaultRegistry,
   ReadyWeights,
   SnapshotArray,
   WeightedPicker,
@@ -94,6 +103,56 @@ describe('weighted_target children (A28 "Weighted target LB policy", A56 "Hierar
     );
     assert.deepEqual([...sim.subchannels.keys()], ['10.0.0.1:80', '10.0.0.2:80', '10.0.0.3:80']);
     assert.ok([...sim.subchannels.values()].every((s) => s.connectionRequests === 1));
+  });
+
+  test('each target gets exactly the endpoints naming it, whatever their order; a retained target and unknown names get none', () => {
+    const w = puppetWorld();
+    const at = (address: string, ...path: string[]) => ({ addresses: [address], attributes: { path } });
+    w.sim.update(
+      [at('10.0.0.1:80', 'a'), at('10.0.0.2:80', 'b'), at('10.0.0.3:80', 'c')],
+      puppets(['a', 'b', 'c']),
+    );
+    const cUpdates = w.get('c').updates.length;
+    // c is removed (retained), the endpoints come in another order than the targets, interleaved.
+    w.sim.update(
+      [
+        at('10.0.0.4:80', 'b', 'x'),
+        at('10.0.0.5:80', 'a'),
+        at('10.0.0.6:80', 'c'),
+        at('10.0.0.7:80', 'nobody'),
+        at('10.0.0.8:80', 'b'),
+        at('10.0.0.9:80', 'a', 'y'),
+        { addresses: ['10.0.0.10:80'] },
+      ],
+      puppets(['a', 'b']),
+    );
+    assert.deepEqual(w.get('a').endpoints, ['10.0.0.5:80', '10.0.0.9:80 ["y"]']);
+    assert.deepEqual(w.get('b').endpoints, ['10.0.0.4:80 ["x"]', '10.0.0.8:80']);
+    assert.equal(w.get('c').updates.length, cUpdates, 'a retained target gets no update');
+  });
+
+  test('a target new in an update carrying a resolver error gets its share of the last good list; the others keep theirs', () => {
+    const sim = new Simulation();
+    const config = (names: string[]) =>
+      wtConfig(Object.fromEntries(names.map((n) => [n, { weight: 1, childPolicy: RR }])));
+    const root = sim.createRoot(config(['a']));
+    sim.update(
+      [
+        { addresses: ['10.0.0.1:80'], attributes: { path: ['a'] } },
+        { addresses: ['10.0.0.2:80'], attributes: { path: ['b'] } },
+      ],
+      config(['a']),
+    );
+    assert.deepEqual([...sim.subchannels.keys()], ['10.0.0.1:80']);
+    const accepted = root.update({
+      endpoints: err(unavailable('DNS down')),
+      config: defaultRegistry().parseLbConfigList(config(['a', 'b'])).config,
+      attributes: NO_CHANNEL_ARGS,
+    });
+    assert.equal(accepted, false);
+    sim.flush();
+    assert.deepEqual([...sim.subchannels.keys()], ['10.0.0.1:80', '10.0.0.2:80'], 'b connects to its share');
+    assert.equal(sim.subchannel('10.0.0.1:80').released, false, 'a keeps its endpoint');
   });
 
   test('a target no endpoint names gets an empty list (and fails), without failing its siblings', () => {

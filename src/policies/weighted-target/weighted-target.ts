@@ -95,9 +95,11 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
       const isNew = new Uint8Array(targets.size);
       let fresh = 0;
       let index = 0;
+      // The first update finds no child to reuse: no lookup (a target per endpoint makes 10,000s of them).
+      const reusing = this.children.size > 0;
       // forEach, not for-of over entries: no [name, target] pair allocated per target.
       targets.forEach((target, name) => {
-        let child = this.children.get(name);
+        let child = reusing ? this.children.get(name) : undefined;
         if (child === undefined) {
           child = new WeightedTargetChild(name, this.helper, this.registry, this, this.random);
           this.children.set(name, child);
@@ -155,11 +157,18 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     let lastName: string | undefined;
     let index = -1;
     dealEndpoints(endpoints, childOf, (name, e) => {
-      // Endpoints of one target usually come together: skip the lookup while the name repeats.
+      // Endpoints of one target usually come together: skip the lookup while the name repeats. And targets
+      // usually come in the order of their first endpoints (xds_wrr_locality's are in first-seen order): the
+      // target after the last one is tried by name before the Map.
       if (name !== lastName) {
         lastName = name;
-        const child = children.get(name);
-        index = child !== undefined && updated[child.slot] === child ? child.slot : -1;
+        const next = updated[index + 1];
+        if (next !== undefined && next.name === name) {
+          index++;
+        } else {
+          const child = children.get(name);
+          index = child !== undefined && updated[child.slot] === child ? child.slot : -1;
+        }
         if (onlyNew !== null && index >= 0 && onlyNew[index] === 0) index = -1;
       }
       if (index < 0) return;
