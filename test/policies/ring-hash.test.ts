@@ -41,6 +41,16 @@ function target(p: SimPickResult): string {
   return p.type === 'complete' ? p.address : p.type;
 }
 
+/** A ring of A and B (one entry each) where a pick has connected A, and A is READY. */
+function withAConnected(): Simulation {
+  const sim = new Simulation();
+  sim.script(A, { connectAfterMs: 1 });
+  sim.update([A, B], SMALL(2));
+  sim.pick({ hash: at(A) });
+  sim.advance(1);
+  return sim;
+}
+
 function requested(sim: Simulation, address: string): number {
   return sim.findSubchannel(address)?.connectionRequests ?? 0;
 }
@@ -354,11 +364,7 @@ describe('ring_hash lazy children and list updates (A61 "Endpoint list updates",
   });
 
   test('an endpoint re-delivered with equal addresses and attributes keeps its connection and needs no new pass', () => {
-    const sim = new Simulation();
-    sim.script(A, { connectAfterMs: 1 });
-    sim.update([A, B], SMALL(2));
-    sim.pick({ hash: at(A) });
-    sim.advance(1);
+    const sim = withAConnected();
     assert.equal(target(sim.pick({ hash: at(A) })), A);
     const created = sim.subchannelsCreated;
     for (let i = 0; i < 3; i++) sim.update([A, B], SMALL(2)); // new endpoint objects each time
@@ -435,11 +441,7 @@ describe('ring_hash aggregated state (A42 "Aggregated Connectivity State", rules
   });
 
   test('a READY endpoint turned unhealthy counts as TRANSIENT_FAILURE and asks for re-resolution (A61 health)', () => {
-    const sim = new Simulation();
-    sim.script(A, { connectAfterMs: 1 });
-    sim.update([A, B], SMALL(2));
-    sim.pick({ hash: at(A) });
-    sim.advance(1);
+    const sim = withAConnected();
     const before = sim.reresolutionRequests;
     sim.subchannel(A).setHealth('TRANSIENT_FAILURE', unavailable('NOT_SERVING'));
     sim.flush();
