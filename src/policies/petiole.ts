@@ -47,8 +47,14 @@ export abstract class EagerPetiole<Config, Entry = Picker>
    * per endpoint) passes its one READY child's picker up as it is and never makes one.
    */
   private ready: SnapshotArray<Entry> | null = null;
-  /** The READY children (in no particular order); each child's `slot` is its index here. */
+  /**
+   * The READY children (in no particular order); each child's `slot` is its index here. While the set has held
+   * at most one child since it was last empty, that child sits in `readyOnly` and there is no array (a
+   * round_robin of one endpoint, a target or locality per endpoint, makes tens of thousands of petioles); the
+   * array is made for a second one.
+   */
   private readyChildren: EndpointChild[] = NO_CHILDREN;
+  private readyOnly: EndpointChild | null = null;
   /** null until the first report; treated as CONNECTING, the state A61 says a new policy starts in. */
   private reported: ConnectivityState | null = null;
   /** The child whose failure the TRANSIENT_FAILURE picker shows (its real connection error). */
@@ -97,7 +103,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
 
   /** Reports a fresh READY picker over the same READY set (weighted_round_robin's periodic weight update). */
   protected refreshPicker(): void {
-    if (this.reported === READY && this.readyChildren.length > 0) {
+    if (this.reported === READY && this.readyCount() > 0) {
       this.report(READY, OK_STATUS, this.readyPicker(this.readyEntries().snapshot()));
     }
   }
@@ -121,8 +127,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     const children = this.list.update(update.endpoints.value, update.attributes);
     this.applyConfig(update.config);
     // The update is O(n) anyway: the READY set starts over, in list order.
-    this.ready = null;
-    this.readyChildren = NO_CHILDREN; // addReady makes a new array for the first READY child
+    this.clearReady();
     workMeter.visits += 2 * children.length;
     for (let i = 0; i < children.length; i++) {
       const child = children[i]!;
@@ -163,13 +168,19 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   private clearReady(): void {
     this.ready = null;
     this.readyChildren = NO_CHILDREN;
+    this.readyOnly = null;
   }
 
-  /** The READY children's entries, made from `readyChildren` the first time they are needed. */
+  private readyCount(): number {
+    return this.readyOnly !== null ? 1 : this.readyChildren.length;
+  }
+
+  /** The READY children's entries, made from the READY children the first time they are needed. */
   private readyEntries(): SnapshotArray<Entry> {
     if (this.ready === null) {
       const ready = new SnapshotArray<Entry>();
-      workMeter.visits += this.readyChildren.length;
+      workMeter.visits += this.readyCount();
+      if (this.readyOnly !== null) this.pushEntry(ready, this.readyOnly);
       for (const child of this.readyChildren) this.pushEntry(ready, child);
       this.ready = ready;
     }
@@ -187,9 +198,13 @@ export abstract class EagerPetiole<Config, Entry = Picker>
 
   private addReady(child: EndpointChild): void {
     if (this.ready !== null) this.pushEntry(this.ready, child);
-    if (this.readyChildren.length === 0) {
-      // As in SnapshotArray.push: a one-child array, not an empty one's 17-slot first push.
-      this.readyChildren = [child];
+    const only = this.readyOnly;
+    if (only !== null) {
+      this.readyOnly = null;
+      this.readyChildren = [only, child];
+      child.slot = 1;
+    } else if (this.readyChildren.length === 0) {
+      this.readyOnly = child;
       child.slot = 0;
     } else {
       child.slot = this.readyChildren.push(child) - 1;
@@ -210,6 +225,12 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   private removeReady(child: EndpointChild): void {
     const slot = child.slot;
     child.slot = -1;
+    if (this.readyOnly !== null) {
+      // The only READY child (slot 0) leaves.
+      this.readyOnly = null;
+      this.ready?.swapRemoveGroup(0, this.entryWidth);
+      return;
+    }
     const children = this.readyChildren;
     const last = children.pop()!;
     this.ready?.swapRemoveGroup(slot * this.entryWidth, this.entryWidth);
@@ -252,7 +273,8 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     workMeter.visits++;
     const counts = this.list.counts;
     if (counts[READY] > 0) {
-      const only = this.readyChildren.length === 1 ? this.onlyReadyPicker(this.readyChildren[0]!) : null;
+      const one = this.readyCount() === 1 ? (this.readyOnly ?? this.readyChildren[0]!) : null;
+      const only = one !== null ? this.onlyReadyPicker(one) : null;
       this.report(READY, OK_STATUS, only ?? this.readyPicker(this.readyEntries().snapshot()));
       return;
     }

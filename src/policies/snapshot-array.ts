@@ -17,8 +17,6 @@ const NO_ITEMS = Object.freeze([]) as never[];
 
 export class SnapshotArray<T> {
   private items: T[] = NO_ITEMS;
-  /** Bumped by every change; the newest snapshot remembers the version it saw. */
-  private version = 0;
   private newest: ArraySnapshot<T> | null = null;
 
   /**
@@ -41,7 +39,6 @@ export class SnapshotArray<T> {
 
   /** Appends `value` and returns its index. */
   push(value: T): number {
-    this.version++;
     if (this.items.length === 0) {
       // A fresh array holding the value: an empty array's first push reserves 17 slots, and many of these
       // hold one value (a petiole per locality or target). No snapshot reads the empty array it replaces.
@@ -53,7 +50,6 @@ export class SnapshotArray<T> {
 
   set(i: number, value: T): void {
     this.preserve(i);
-    this.version++;
     this.items[i] = value;
   }
 
@@ -65,7 +61,6 @@ export class SnapshotArray<T> {
     const last = this.items.length - 1;
     this.preserve(i);
     this.preserve(last);
-    this.version++;
     const moved = this.items.pop()!;
     if (i === last) return false;
     this.items[i] = moved;
@@ -82,7 +77,6 @@ export class SnapshotArray<T> {
       this.preserve(first + k);
       this.preserve(last + k);
     }
-    this.version++;
     if (first !== last) for (let k = 0; k < width; k++) this.items[first + k] = this.items[last + k]!;
     this.items.length = last;
     return first !== last;
@@ -91,8 +85,10 @@ export class SnapshotArray<T> {
   /** The current contents, frozen for readers: O(1). */
   snapshot(): ArraySnapshot<T> {
     const newest = this.newest;
-    if (newest !== null && newest.version === this.version) return newest;
-    const snapshot = new ArraySnapshot(this.items, this.items.length, this.version);
+    // Unchanged: every change to a slot the newest snapshot covers marks it stale, and one to a slot beyond it
+    // (push, or a removal among the slots pushed since) changes the length unless it undoes the pushes.
+    if (newest !== null && !newest.stale && newest.length === this.items.length) return newest;
+    const snapshot = new ArraySnapshot(this.items, this.items.length);
     if (newest !== null) {
       // From now on `newest` reads through `snapshot` for every slot it has no override of.
       newest.stale = true;
@@ -134,8 +130,6 @@ export class ArraySnapshot<T> {
   constructor(
     private readonly items: readonly T[],
     readonly length: number,
-    /** @internal */
-    readonly version: number,
   ) {}
 
   /** The value at `i` (0 <= i < length). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Code, ConfigError, unavailable } from '../../src/core/index.js';
+import { Code, ConfigError, type PickResult, unavailable } from '../../src/core/index.js';
 import { xxh64 } from '../../src/hash/index.js';
 import {
   buildRing,
@@ -9,7 +9,12 @@ import {
   parseRingHashConfig,
   RING_SIZE_CAP_ARG,
 } from '../../src/policies/index.js';
-import { type PlainMetadata, type SimPickResult, Simulation } from '../../src/sim/index.js';
+import {
+  type PlainMetadata,
+  type SimPickResult,
+  Simulation,
+  type SubchannelHandle,
+} from '../../src/sim/index.js';
 
 const A = '10.0.0.1:80';
 const B = '10.0.0.2:80';
@@ -35,6 +40,13 @@ function ringOrder(addresses: string[]): string[] {
 function after(addresses: string[], address: string): string {
   const order = ringOrder(addresses);
   return order[(order.indexOf(address) + 1) % order.length]!;
+}
+
+const NO_METADATA = { get: () => [] };
+
+/** {@link target} for a pick made on a picker directly (not through the simulation). */
+function rawTarget(p: PickResult): string {
+  return p.type === 'complete' ? (p.subchannel as SubchannelHandle).key : p.type;
 }
 
 function target(p: SimPickResult): string {
@@ -581,15 +593,34 @@ describe('ring_hash picker (A61 "Ring Hash" picker pseudo-code; used in every st
     assert.match(failB.type === 'fail' ? failB.status.details : '', /B is down/);
   });
 
-  test('a picker is a snapshot: states seen when it was built, not later ones', () => {
+  test('pickers of one endpoint list read its live endpoint states (A42 "Picker": state kept in sync with the policy); a picker from before an update keeps its own list', () => {
     const sim = new Simulation();
     sim.script(A, { connectAfterMs: 5 });
+    sim.script(C, { connectAfterMs: 5 });
     sim.update([A, B], rh());
     sim.pick({ hash: at(A) });
     const old = sim.picker;
     sim.advance(5);
-    assert.equal(old.pick({ metadata: { get: () => [] }, hash: at(A) }).type, 'queue');
+    assert.equal(sim.state, 'READY');
+    assert.notEqual(
+      sim.picker,
+      old,
+      'READY is still reported with a new picker (queued calls are re-picked)',
+    );
+    assert.equal(
+      rawTarget(old.pick({ metadata: NO_METADATA, hash: at(A) })),
+      A,
+      'the older picker sees A READY',
+    );
     assert.equal(target(sim.pick({ hash: at(A) })), A);
+    // A new list (C added: a new ring) makes new pickers over a new view; the older ones are not written to.
+    const beforeUpdate = sim.picker;
+    sim.update([A, B, C], rh());
+    sim.pick({ hash: at(C) });
+    sim.advance(5);
+    assert.equal(target(sim.pick({ hash: at(C) })), C);
+    const onOldList = beforeUpdate.pick({ metadata: NO_METADATA, hash: at(C) });
+    assert.notEqual(rawTarget(onOldList), C, 'the old list has no C');
   });
 
   test('an endpoint starting to connect while the aggregated state stands makes no new picker; picks there queue and ask once (A42 picker state sync)', () => {
@@ -605,7 +636,7 @@ describe('ring_hash picker (A61 "Ring Hash" picker pseudo-code; used in every st
     sim.flush();
     assert.equal(sim.subchannel(B).state, 'CONNECTING');
     assert.equal(sim.history.length, reports, 'READY stands: no picker for B turning CONNECTING');
-    // The published picker saw B IDLE: a pick there queues and asks again, and the request is ignored.
+    // The published picker reads B's live state, CONNECTING: a pick there queues and asks for nothing.
     for (let i = 0; i < 5; i++) assert.equal(target(sim.pick({ hash: at(B) })), 'queue');
     sim.flush();
     assert.equal(requested(sim, B), 1, 'one connection attempt');

@@ -136,6 +136,35 @@ describe('round_robin state and picker (A61 "Petiole policies", A62 sticky TF)',
     assert.deepEqual([...seq.slice(0, 2)].sort(), [A, B]);
   });
 
+  test('the READY set going from one child to several and back, in any order, always picks exactly the READY ones', () => {
+    const sim = readySim([A, B, C]);
+    const drop = (key: string) => {
+      sim.script(key, 'hang'); // its reconnection never completes: it stays out of the READY set
+      sim.subchannel(key).setState('IDLE');
+      sim.flush();
+    };
+    const back = (key: string) => sim.subchannel(key).setState('READY'); // the hanging attempt connects
+    const readyPicks = () => new Set(picks(sim, 6));
+    drop(A);
+    drop(B);
+    assert.deepEqual(readyPicks(), new Set([C]), 'one left of three');
+    drop(C);
+    assert.notEqual(sim.state, 'READY');
+    back(B);
+    assert.deepEqual(readyPicks(), new Set([B]), 'one READY again, after none');
+    drop(B);
+    assert.notEqual(sim.state, 'READY', 'and that one gone again');
+    back(A);
+    assert.deepEqual(readyPicks(), new Set([A]), 'another one alone');
+    back(B);
+    assert.deepEqual(readyPicks(), new Set([A, B]), 'a second one joins it');
+    drop(A);
+    assert.deepEqual(readyPicks(), new Set([B]), 'the first one leaves');
+    back(C);
+    back(A);
+    assert.deepEqual(readyPicks(), new Set([A, B, C]));
+  });
+
   test('READY if any child is READY; CONNECTING while others connect', () => {
     const sim = new Simulation();
     sim.script(A, { connectAfterMs: 5 });

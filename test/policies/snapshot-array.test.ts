@@ -104,4 +104,27 @@ describe('SnapshotArray: O(1) changes and O(1) immutable snapshots (the pickers 
     assert.deepEqual(array.snapshot().toArray(), [3, 2]);
     assert.deepEqual(snapshotOf(['x', 'y']).toArray(), ['x', 'y']);
   });
+
+  test('a snapshot with nothing changed since is handed out again; any change to what it covers makes a new one', () => {
+    const array = SnapshotArray.adopt([1, 2]);
+    const a = array.snapshot();
+    assert.equal(array.snapshot(), a, 'no change: the same snapshot');
+    array.push(3);
+    const b = array.snapshot();
+    assert.notEqual(b, a, 'a push');
+    assert.deepEqual(b.toArray(), [1, 2, 3]);
+    array.set(2, 30);
+    const c = array.snapshot();
+    assert.notEqual(c, b, 'a set of its last slot');
+    assert.deepEqual(b.toArray(), [1, 2, 3]);
+    // A push undone by removing the pushed slot leaves the covered slots as they were: the same contents.
+    array.push(4);
+    array.swapRemove(3);
+    assert.deepEqual(array.snapshot().toArray(), [1, 2, 30]);
+    array.swapRemove(0);
+    const d = array.snapshot();
+    assert.notEqual(d, c, 'a removal');
+    assert.deepEqual(d.toArray(), [30, 2]);
+    assert.deepEqual(c.toArray(), [1, 2, 30]);
+  });
 });

@@ -23,10 +23,10 @@ import {
   workMeter,
 } from '../../core/index.js';
 import { type EndpointChild, EndpointList } from '../endpoint-list.js';
-import { SnapshotArray } from '../snapshot-array.js';
 import { effectiveRingSizes, parseRingHashConfig, RING_HASH, type RingHashConfig } from './config.js';
-import { type EndpointSlot, endpointSlot, RingHashPicker } from './picker.js';
+import { RingHashPicker } from './picker.js';
 import { buildRing, type Ring } from './ring.js';
+import { RingView } from './ring-view.js';
 
 /**
  * ring_hash_experimental (A42, with A61's pick_first children and A76's request hash header): consistent
@@ -35,7 +35,6 @@ import { buildRing, type Ring } from './ring.js';
  */
 export class RingHash implements LoadBalancer<RingHashConfig> {
   private readonly list: EndpointList;
-  private config: RingHashConfig | null = null;
   private ring: Ring | null = null;
   /** The distinct endpoints of the current list in list order; a child's `slot` is its index here. */
   private children: EndpointChild[] = [];
@@ -44,10 +43,11 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
   private minRingSize = 0;
   private maxRingSize = 0;
   /**
-   * Each endpoint's latest {@link endpointSlot} (its state and picker in one value), by index; pickers take
-   * O(1) snapshots, so a child report costs O(1) and a connect storm of n endpoints O(n) in total.
+   * Each endpoint's latest state and picker, by index, written in place and read by every picker of the current
+   * list: a child report costs O(1) and allocates only its small picker, so a connect storm of n endpoints is
+   * O(n) in total. Null until the first list.
    */
-  private slots = new SnapshotArray<EndpointSlot>();
+  private view: RingView | null = null;
   /** IDLE endpoints that have ring entries: the candidates for a proactive connection. */
   private idleInRing = 0;
   /** Endpoints that have ring entries and are not in TRANSIENT_FAILURE (none: every pick fails). */
@@ -84,7 +84,6 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
 
   update(update: LbUpdate<RingHashConfig>): boolean {
     if (this.destroyed) return false;
-    this.config = update.config;
     const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
     if (!update.endpoints.ok) {
       // With endpoints already in hand a resolver error changes nothing.
@@ -178,20 +177,28 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     this.weights = weights;
     this.connectEndpoint = (e) => this.scheduleConnect(children, e);
     this.connectRequested = new Uint8Array(n);
-    this.slots = new SnapshotArray();
+    const view = new RingView(
+      this.ring,
+      config.requestHashHeader,
+      this.list.counts,
+      this.connectEndpoint,
+      this.random,
+    );
+    this.view = view;
     const perEndpoint = this.ring.entriesPerEndpoint;
     this.idleInRing = 0;
     this.workingInRing = 0;
     this.proactiveCursor = 0;
     for (let i = 0; i < n; i++) {
       const child = children[i]!;
-      this.slots.push(endpointSlot(child.state, child.picker));
+      view.set(i, child.state, child.picker);
       if (perEndpoint[i]! > 0) {
         if (child.state === IDLE) this.idleInRing++;
         if (child.state !== TRANSIENT_FAILURE) this.workingInRing++;
       }
       if (child.state === TRANSIENT_FAILURE) this.lastFailure = child.status;
     }
+    view.allFailed = this.workingInRing === 0;
   }
 
   private clear(): void {
@@ -203,7 +210,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     this.weights = new Float64Array(0);
     this.ring = null;
     this.connectRequested = new Uint8Array(0);
-    this.slots = new SnapshotArray();
+    this.view = null;
     this.idleInRing = 0;
     this.workingInRing = 0;
   }
@@ -218,13 +225,14 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
       if (previous === TRANSIENT_FAILURE) this.workingInRing++;
       if (child.state === TRANSIENT_FAILURE) this.workingInRing--;
     }
-    this.slots.set(slot, endpointSlot(child.state, child.picker));
+    const view = this.view!;
+    view.set(slot, child.state, child.picker);
+    view.allFailed = this.workingInRing === 0;
     if (previous === IDLE && child.state === CONNECTING && this.aggregatedState() === this.reported) {
       // An endpoint a pick (or the proactive rule) started is connecting, and the aggregated state stands: the
-      // published picker still sees it IDLE, where a pick asks again for the connection under way (ignored)
-      // and queues, as on CONNECTING; its A76 random walk reads the live CONNECTING count. No new picker (A42
-      // allows a picker to read state the policy keeps current), so each endpoint of a connect storm makes
-      // one picker, when it is READY, not two.
+      // published picker reads the endpoint's live state (A42 allows a picker to read state the policy keeps
+      // current) and queues there. A new picker would change nothing a pick sees, so each endpoint of a
+      // connect storm makes one picker, when it is READY, not two.
       return;
     }
     if (child.state === TRANSIENT_FAILURE) {
@@ -278,15 +286,10 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
       status = unavailable(`no reachable endpoints; last error: ${last}`);
     }
     // The ring picker serves every state, TRANSIENT_FAILURE included (A42).
-    const picker = new RingHashPicker(
-      this.ring!,
-      this.slots.snapshot(),
-      this.config!.requestHashHeader,
-      this.list.counts,
-      this.workingInRing === 0,
-      this.connectEndpoint,
-      this.random,
-    );
+    // A new picker object for every report, though all read the same view: a parent passes a report up only
+    // when something differs (priority compares pickers), and calls queued on the channel are re-picked
+    // only on a new picker.
+    const picker = new RingHashPicker(this.view!);
     this.reported = state;
     this.helper.updateState(state, status, picker);
   }
