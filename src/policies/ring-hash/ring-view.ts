@@ -42,8 +42,11 @@ export class RingView {
   ) {
     const n = ring.entriesPerEndpoint.length;
     this.states = new Uint8Array(n);
-    // Sized once, holey-free: filled in place, never pushed.
-    this.pickers = new Array<Picker>(n).fill(queuePicker);
+    // Pushed, not `new Array(n).fill(…)`: that array stays holey, and every read on the pick path would check
+    // for a hole.
+    const pickers: Picker[] = [];
+    for (let e = 0; e < n; e++) pickers.push(queuePicker);
+    this.pickers = pickers;
   }
 
   /** Records endpoint `e`'s state and its child's picker. */
