@@ -29,9 +29,11 @@ function recorded(ms, file) {
   return parts.length === 0 ? undefined : parts.reduce((a, b) => a + b, 0);
 }
 
-/** `files` (sorted), longest recorded first; unrecorded files keep their order, ahead of the rest. */
-export function longestFirst(files) {
-  const ms = read(RECORD);
+/**
+ * `files` (sorted), longest recorded first; unrecorded files keep their order, ahead of the rest. `ms`: the
+ * recorded milliseconds per file (default: the last runs' record).
+ */
+export function longestFirst(files, ms = read(RECORD)) {
   const weight = new Map(files.map((f) => [f, recorded(ms, f)]));
   const known = (f) => weight.get(f) !== undefined;
   return [
