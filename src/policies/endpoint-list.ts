@@ -122,7 +122,7 @@ export class EndpointChild extends PickFirst implements Helper {
   }
 
   createSubchannel(address: Address, attributes: Attributes): Subchannel {
-    return this.list.subchannelFor(this, this.list.helper.createSubchannel(address, attributes));
+    return this.list.wrapSubchannel(this, this.list.helper.createSubchannel(address, attributes));
   }
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
     this.list.onChildReport(this, state, status, picker);
@@ -160,15 +160,24 @@ export interface EndpointListOptions {
  * The shared petiole machinery (A61 "Endpoint list updates"): one pick_first child per endpoint, kept in a
  * Map by the unordered address set, so an update reuses unchanged endpoints (sending them the new address
  * order), creates new ones and destroys removed ones, in linear time. Children get the health watch option.
+ *
+ * A petiole either is one (the eager petioles extend it: one object per petiole, not a policy, a list and a
+ * counts record beside each other, which a target or locality per endpoint makes by the ten thousand) or owns
+ * one ({@link OwnedEndpointList}). The per-state counts are the list's own fields: {@link counts} is the list.
  */
-export class EndpointList {
+export abstract class EndpointList implements StateCounts {
   /**
    * The children by key, once the list has held two; until then `single` holds its only child, so the petiole
    * of a one-endpoint locality (tens of thousands of them in a tree with a locality per endpoint) has no Map.
    */
   private byKey: Map<string, EndpointChild> | null = null;
   private single: EndpointChild | null = null;
-  readonly counts: StateCounts = { IDLE: 0, CONNECTING: 0, READY: 0, TRANSIENT_FAILURE: 0, SHUTDOWN: 0 };
+  // How many children are in each state (read through `counts`).
+  IDLE = 0;
+  CONNECTING = 0;
+  READY = 0;
+  TRANSIENT_FAILURE = 0;
+  SHUTDOWN = 0;
   private updating = false;
   private generation = 0;
   private parentArgs: ChannelArgs = NO_CHANNEL_ARGS;
@@ -180,10 +189,25 @@ export class EndpointList {
   constructor(
     /** @internal The parent's helper, which every child's helper forwards to. */
     readonly helper: Helper,
-    private readonly owner: EndpointListOwner,
     options?: EndpointListOptions,
   ) {
     this.lazy = options?.lazy ?? false;
+  }
+
+  /** A child reported; `previous` is its state before. Not called for reports made during an update. */
+  protected abstract onChildState(child: EndpointChild, previous: ConnectivityState): void;
+
+  /**
+   * @internal What a child's pick_first gets for a new subchannel of that child: the subchannel itself unless
+   * a subclass wraps it (weighted_round_robin).
+   */
+  wrapSubchannel(_child: EndpointChild, subchannel: Subchannel): Subchannel {
+    return subchannel;
+  }
+
+  /** How many children are in each state: the list itself. */
+  get counts(): Readonly<StateCounts> {
+    return this;
   }
 
   get size(): number {
@@ -222,7 +246,7 @@ export class EndpointList {
    * first, and `onDuplicate` hears of each one (ring_hash sums their weights). Returns the distinct children
    * in list order.
    */
-  update(
+  updateEndpoints(
     endpoints: readonly Endpoint[],
     attributes: ChannelArgs,
     onDuplicate?: (child: EndpointChild, duplicate: Endpoint) => void,
@@ -302,28 +326,43 @@ export class EndpointList {
 
   private createChild(key: string, e: Endpoint): EndpointChild {
     const child = new EndpointChild(key, e, this, this.lazy);
-    this.counts[child.state]++;
+    this[child.state]++;
     return child;
   }
 
   private destroyChild(child: EndpointChild): void {
-    this.counts[child.state]--;
+    this[child.state]--;
     child.destroyChild();
   }
 
-  /** @internal EndpointChild's: the owner's wrapping of a new subchannel of `child`. */
-  subchannelFor(child: EndpointChild, subchannel: Subchannel): Subchannel {
-    return this.owner.wrapSubchannel?.(child, subchannel) ?? subchannel;
-  }
-
+  /** @internal EndpointChild's: its report. */
   onChildReport(child: EndpointChild, state: ConnectivityState, status: Status, picker: Picker): void {
     if (child.state === SHUTDOWN) return;
     const previous = child.state;
-    this.counts[previous]--;
-    this.counts[state]++;
+    this[previous]--;
+    this[state]++;
     child.state = state;
     child.status = status;
     child.picker = picker;
-    if (!this.updating) this.owner.onChildState(child, previous);
+    if (!this.updating) this.onChildState(child, previous);
+  }
+}
+
+/** An {@link EndpointList} a policy owns rather than is (ring_hash): reports go to `owner`. */
+export class OwnedEndpointList extends EndpointList {
+  constructor(
+    helper: Helper,
+    private readonly owner: EndpointListOwner,
+    options?: EndpointListOptions,
+  ) {
+    super(helper, options);
+  }
+
+  protected onChildState(child: EndpointChild, previous: ConnectivityState): void {
+    this.owner.onChildState(child, previous);
+  }
+
+  override wrapSubchannel(child: EndpointChild, subchannel: Subchannel): Subchannel {
+    return this.owner.wrapSubchannel?.(child, subchannel) ?? subchannel;
   }
 }
