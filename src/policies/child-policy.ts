@@ -18,14 +18,20 @@ const createdMessages = new WeakMap<PolicyFactory, () => string>();
 
 /** The trace message of a new instance, one per policy (not a closure per child created). */
 function createdMessage(factory: PolicyFactory): () => string {
+  // The last one first: a parent creates thousands of children of one policy in a row.
+  if (factory === lastFactory) return lastMessage;
   let message = createdMessages.get(factory);
   if (message === undefined) {
     const text = `child policy ${factory.name} created`;
     message = () => text;
     createdMessages.set(factory, message);
   }
+  lastFactory = factory;
+  lastMessage = message;
   return message;
 }
+let lastFactory: PolicyFactory | null = null;
+let lastMessage: () => string = () => '';
 
 /** The helper of a policy instance that replaced another under the same child: passes up only while live. */
 class InstanceHelper extends ForwardingHelper {

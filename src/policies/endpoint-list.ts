@@ -28,7 +28,7 @@ const NO_CHILDREN: readonly EndpointChild[] = Object.freeze([]);
 const CHILD_CONFIG: PickFirstConfig = Object.freeze({ shuffleAddressList: false });
 /** The children's settings under a parent with none (shared by every list until its first update). */
 const HEALTH_WATCH_ONLY: ChannelArgs = Object.freeze({ [HEALTH_WATCH_ARG]: true });
-const childArgsCache = new WeakMap<ChannelArgs, ChannelArgs>();
+const childArgsCache = new WeakMap<ChannelArgs, ChannelArgs>([[NO_CHANNEL_ARGS, HEALTH_WATCH_ONLY]]);
 
 /**
  * A parent's settings plus the A61 health watch: one object per parent settings object, shared by every list
@@ -36,13 +36,19 @@ const childArgsCache = new WeakMap<ChannelArgs, ChannelArgs>();
  * settings again only when the object changes).
  */
 function childArgsFor(attributes: ChannelArgs): ChannelArgs {
+  // The last pair first: a parent hands one settings object to each of its thousands of petioles in a row.
+  if (attributes === lastParentArgs) return lastChildArgs;
   let args = childArgsCache.get(attributes);
   if (args === undefined) {
     args = Object.freeze({ ...attributes, [HEALTH_WATCH_ARG]: true });
     childArgsCache.set(attributes, args);
   }
+  lastParentArgs = attributes;
+  lastChildArgs = args;
   return args;
 }
+let lastParentArgs: ChannelArgs = NO_CHANNEL_ARGS;
+let lastChildArgs: ChannelArgs = HEALTH_WATCH_ONLY;
 
 /**
  * One endpoint of a petiole policy: the pick_first policy that connects to it (A61), which is also its own
@@ -181,17 +187,23 @@ export abstract class EndpointList implements StateCounts {
   private updating = false;
   private generation = 0;
   private parentArgs: ChannelArgs = NO_CHANNEL_ARGS;
-  /** The settings every pick_first child gets: the parent's plus the A61 health watch. */
-  childArgs: ChannelArgs = HEALTH_WATCH_ONLY;
-  /** @internal Whether pick_first children start only when asked to connect. */
-  readonly lazy: boolean;
 
   constructor(
     /** @internal The parent's helper, which every child's helper forwards to. */
     readonly helper: Helper,
-    options?: EndpointListOptions,
-  ) {
-    this.lazy = options?.lazy ?? false;
+  ) {}
+
+  /**
+   * @internal Whether pick_first children start only when asked to connect (A61: ring_hash connects lazily,
+   * while pick_first connects as soon as it has addresses); until then a child is IDLE.
+   */
+  get lazy(): boolean {
+    return false;
+  }
+
+  /** The settings every pick_first child gets: the parent's plus the A61 health watch. */
+  get childArgs(): ChannelArgs {
+    return childArgsFor(this.parentArgs);
   }
 
   /** A child reported; `previous` is its state before. Not called for reports made during an update. */
@@ -252,11 +264,8 @@ export abstract class EndpointList implements StateCounts {
     onDuplicate?: (child: EndpointChild, duplicate: Endpoint) => void,
   ): EndpointChild[] {
     const argsChanged = !sameChannelArgs(attributes, this.parentArgs);
-    if (argsChanged) {
-      this.parentArgs = attributes;
-      this.childArgs = childArgsFor(attributes);
-    }
-    const childArgs = this.childArgs;
+    if (argsChanged) this.parentArgs = attributes;
+    const childArgs = childArgsFor(this.parentArgs);
     // Mark and sweep by generation rather than building a second Map: a re-delivered list of 10,000
     // endpoints then costs one lookup per endpoint.
     const generation = ++this.generation;
@@ -350,12 +359,19 @@ export abstract class EndpointList implements StateCounts {
 
 /** An {@link EndpointList} a policy owns rather than is (ring_hash): reports go to `owner`. */
 export class OwnedEndpointList extends EndpointList {
+  private readonly startsLazily: boolean;
+
   constructor(
     helper: Helper,
     private readonly owner: EndpointListOwner,
     options?: EndpointListOptions,
   ) {
-    super(helper, options);
+    super(helper);
+    this.startsLazily = options?.lazy ?? false;
+  }
+
+  override get lazy(): boolean {
+    return this.startsLazily;
   }
 
   protected onChildState(child: EndpointChild, previous: ConnectivityState): void {

@@ -65,7 +65,9 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   }
 
   /** How many slots each READY child's entry takes (parallel fields a pick reads without a hop). */
-  protected readonly entryWidth: number = 1;
+  protected get entryWidth(): number {
+    return 1;
+  }
 
   /**
    * What the picker needs of a READY child: writes its `entryWidth` values into `into[0]`, `into[1]`, …
