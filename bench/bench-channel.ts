@@ -11,7 +11,9 @@ import {
   CONNECTING,
   type ConnectivityState,
   type Helper,
+  hasWatcher,
   IDLE,
+  isWatcherArray,
   OK_STATUS,
   type PickArgs,
   type Picker,
@@ -21,20 +23,25 @@ import {
   realClock,
   type StateListener,
   type Subchannel,
+  type SubchannelHealthWatcher,
+  type SubchannelStateWatcher,
   type Unwatch,
+  type WatcherSet,
+  watchHealthWithListener,
+  watchStateWithListener,
+  withoutWatcher,
+  withWatcher,
 } from 'lbtree';
 
-const NO_UNWATCH: Unwatch = () => {};
-
 /**
- * A fake subchannel. Its first listener sits in a field and only further ones in a Set (as in grpc-js's fake):
- * a policy watches each subchannel once, and a Set per subchannel was a large share of the heap a 10,000
- * endpoint run builds (every scavenge copies it), which is the fake's cost, not the policy's.
+ * A fake subchannel that keeps its watchers as lbtree's grpc-js adapter does (GrpcSubchannelHandle): one
+ * {@link WatcherSet} per kind, so the single watcher pick_first's attempt adds is a field write and a function-
+ * form watch costs its own watcher and unwatch closure. A policy pays here what it pays on a real channel.
  */
 export class BenchSubchannel implements Subchannel {
   state: ConnectivityState = IDLE;
-  private listener: StateListener | null = null;
-  private more: Set<StateListener> | null = null;
+  private stateWatchers: WatcherSet<SubchannelStateWatcher> = null;
+  private healthWatchers: WatcherSet<SubchannelHealthWatcher> = null;
   constructor(
     readonly address: Address,
     readonly key: string,
@@ -45,28 +52,33 @@ export class BenchSubchannel implements Subchannel {
   transition(state: ConnectivityState): void {
     if (state === this.state) return;
     this.state = state;
-    this.listener?.(state, OK_STATUS);
-    if (this.more !== null) for (const l of this.more) l(state, OK_STATUS);
+    const watchers = this.stateWatchers;
+    if (watchers === null) return;
+    if (!isWatcherArray(watchers)) watchers.onSubchannelState(state, OK_STATUS);
+    else
+      for (const w of watchers) if (hasWatcher(this.stateWatchers, w)) w.onSubchannelState(state, OK_STATUS);
   }
   watchConnectivity(listener: StateListener): Unwatch {
-    if (listener === this.listener) return this.unwatch.bind(this, listener);
-    if (this.listener === null && (this.more === null || this.more.size === 0)) this.listener = listener;
-    else {
-      this.more ??= new Set();
-      this.more.add(listener);
-    }
-    return this.unwatch.bind(this, listener);
+    return watchStateWithListener(this, listener);
   }
-  private unwatch(listener: StateListener): void {
-    if (this.listener === listener) this.listener = null;
-    else this.more?.delete(listener);
+  addStateWatcher(watcher: SubchannelStateWatcher): void {
+    this.stateWatchers = withWatcher(this.stateWatchers, watcher);
+  }
+  removeStateWatcher(watcher: SubchannelStateWatcher): void {
+    this.stateWatchers = withoutWatcher(this.stateWatchers, watcher);
   }
   /**
-   * Health is constant (READY while connected, no health checks), so a health watch never fires: as on a real
-   * channel without health checking, and as grpc-js's fake does (its health watchers are no-ops too).
+   * Health is constant (READY while connected, no health checks), so a health watcher is kept but never
+   * called: as on a real channel without health checking, and as grpc-js's fake does.
    */
-  watchHealth(_listener: StateListener): Unwatch {
-    return NO_UNWATCH;
+  watchHealth(listener: StateListener): Unwatch {
+    return watchHealthWithListener(this, listener);
+  }
+  addHealthWatcher(watcher: SubchannelHealthWatcher): void {
+    this.healthWatchers = withWatcher(this.healthWatchers, watcher);
+  }
+  removeHealthWatcher(watcher: SubchannelHealthWatcher): void {
+    this.healthWatchers = withoutWatcher(this.healthWatchers, watcher);
   }
   requestConnection(): void {
     if (this.state === IDLE) this.transition(CONNECTING);

@@ -20,5 +20,7 @@ export * from './registry.js';
 export * from './status.js';
 export * from './status-or.js';
 export * from './subchannel.js';
+export * from './subchannel-watch.js';
 export * from './uint32.js';
+export * from './watcher-set.js';
 export * from './work-meter.js';

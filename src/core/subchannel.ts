@@ -10,6 +10,19 @@ export type StateListener = (state: ConnectivityState, status: Status) => void;
 export type Unwatch = () => void;
 
 /**
+ * The object form of a connectivity watch: the watching object is the registration, so a watch costs no
+ * function and no unwatch closure (a channel holds one watch per endpoint, tens of thousands).
+ */
+export interface SubchannelStateWatcher {
+  onSubchannelState(state: ConnectivityState, status: Status): void;
+}
+
+/** The object form of a health watch (A61 generic health reporting); see {@link SubchannelStateWatcher}. */
+export interface SubchannelHealthWatcher {
+  onSubchannelHealth(state: ConnectivityState, status: Status): void;
+}
+
+/**
  * One connection to one address. A policy owns the handles it creates and must `release()` each one.
  * Listeners are called only on changes, never re-entrantly from `requestConnection()` in the simulator.
  */
@@ -26,6 +39,16 @@ export interface Subchannel {
   readonly health: ConnectivityState;
   watchConnectivity(listener: StateListener): Unwatch;
   watchHealth(listener: StateListener): Unwatch;
+  /**
+   * The object forms of the two watches, optional: a watcher hears what a listener would, through its method.
+   * A watcher object is added at most once per kind (adding it again does nothing) and `remove…` of one not
+   * added does nothing. Policies call `watchSubchannelState` / `watchSubchannelHealth` (core), which fall back
+   * to the function forms on a subchannel without these.
+   */
+  addStateWatcher?(watcher: SubchannelStateWatcher): void;
+  removeStateWatcher?(watcher: SubchannelStateWatcher): void;
+  addHealthWatcher?(watcher: SubchannelHealthWatcher): void;
+  removeHealthWatcher?(watcher: SubchannelHealthWatcher): void;
   /**
    * A51 out-of-band backend metrics: hears the ORCA reports this connection's server streams, asking for one
    * every `periodMs` (the connection runs one stream for all its watchers, at the smallest period, while

@@ -4,17 +4,25 @@ import {
   addressKey,
   type BackendMetricsListener,
   type ConnectivityState,
+  hasWatcher,
+  isWatcherArray,
   OK_STATUS,
   READY,
   type StateListener,
   type Subchannel,
+  type SubchannelHealthWatcher,
+  type SubchannelStateWatcher,
   TRANSIENT_FAILURE,
   type Unwatch,
   unavailable,
+  type WatcherSet,
+  watchHealthWithListener,
+  watchStateWithListener,
+  withoutWatcher,
+  withWatcher,
 } from '../core/index.js';
 import { fromGrpcState } from './connectivity.js';
 import { watchSubchannelBackendMetrics } from './orca-stream.js';
-import { WatchList } from './watch-list.js';
 
 type GrpcSubchannel = experimental.SubchannelInterface;
 
@@ -29,14 +37,15 @@ const NO_UNWATCH: Unwatch = () => {};
  * One lbtree handle on a grpc-js subchannel. Holding it holds a grpc-js ref; `release()` gives it back. The
  * grpc-js complete-pick result for this subchannel is built on its first pick and kept, so picks do not
  * allocate. A channel holds one handle per endpoint, so its fields stay few and are made when first needed:
- * its watchers of each kind share one grpc-js listener (see {@link WatchList}).
+ * its watchers of each kind (pick_first's attempts hold the object form: no function per watch) share one
+ * grpc-js listener, and a single watcher is kept without an array ({@link WatcherSet}).
  */
 export class GrpcSubchannelHandle implements Subchannel {
   readonly key: string;
   private complete: experimental.PickResult | null = null;
-  private stateWatches: WatchList<StateListener> | null = null;
+  private stateWatchers: WatcherSet<SubchannelStateWatcher> = null;
   private grpcStateListener: experimental.ConnectivityStateListener | null = null;
-  private healthWatches: WatchList<StateListener> | null = null;
+  private healthWatchers: WatcherSet<SubchannelHealthWatcher> = null;
   private grpcHealthListener: experimental.HealthListener | null = null;
   private metricsWatches: Unwatch[] | null = null;
   private released = false;
@@ -77,20 +86,26 @@ export class GrpcSubchannelHandle implements Subchannel {
   }
 
   watchConnectivity(listener: StateListener): Unwatch {
-    if (this.released) return NO_UNWATCH;
-    this.stateWatches ??= new WatchList();
-    const watches = this.stateWatches;
-    if (watches.size === 0) {
+    return watchStateWithListener(this, listener);
+  }
+
+  addStateWatcher(watcher: SubchannelStateWatcher): void {
+    if (this.released) return;
+    const before = this.stateWatchers;
+    this.stateWatchers = withWatcher(before, watcher);
+    if (before === null) {
       // Bound, not an arrow: no closure context per handle.
       this.grpcStateListener ??= this.onGrpcState.bind(this);
       this.grpc.addConnectivityStateListener(this.grpcStateListener);
     }
-    const watch = watches.add(listener);
-    return () => {
-      if (watches.remove(watch) && watches.size === 0 && !this.released) {
-        this.grpc.removeConnectivityStateListener(this.grpcStateListener!);
-      }
-    };
+  }
+
+  removeStateWatcher(watcher: SubchannelStateWatcher): void {
+    if (this.stateWatchers === null) return;
+    this.stateWatchers = withoutWatcher(this.stateWatchers, watcher);
+    if (this.stateWatchers === null && !this.released) {
+      this.grpc.removeConnectivityStateListener(this.grpcStateListener!);
+    }
   }
 
   private onGrpcState(
@@ -100,38 +115,49 @@ export class GrpcSubchannelHandle implements Subchannel {
     _keepalive: number,
     errorMessage?: string,
   ): void {
-    const watches = this.stateWatches?.current;
-    if (watches === undefined || watches.length === 0) return;
+    const watchers = this.stateWatchers;
+    if (watchers === null) return;
     const state = fromGrpcState(next);
     const status =
       state === TRANSIENT_FAILURE
         ? unavailable(`${this.key}: ${errorMessage ?? 'connection failed'}`)
         : OK_STATUS;
-    for (const w of watches) if (w.active) w.listener(state, status);
+    if (!isWatcherArray(watchers)) watchers.onSubchannelState(state, status);
+    // A watcher removed by an earlier one during this dispatch is skipped.
+    else for (const w of watchers) if (hasWatcher(this.stateWatchers, w)) w.onSubchannelState(state, status);
   }
 
   /** Reports health changes of a READY connection (pick_first watches health only while READY). */
   watchHealth(listener: StateListener): Unwatch {
-    if (this.released) return NO_UNWATCH;
-    this.healthWatches ??= new WatchList();
-    const watches = this.healthWatches;
-    if (watches.size === 0) {
+    return watchHealthWithListener(this, listener);
+  }
+
+  addHealthWatcher(watcher: SubchannelHealthWatcher): void {
+    if (this.released) return;
+    const before = this.healthWatchers;
+    this.healthWatchers = withWatcher(before, watcher);
+    if (before === null) {
       this.grpcHealthListener ??= this.onGrpcHealth.bind(this);
       this.grpc.addHealthStateWatcher(this.grpcHealthListener);
     }
-    const watch = watches.add(listener);
-    return () => {
-      if (watches.remove(watch) && watches.size === 0 && !this.released) {
-        this.grpc.removeHealthStateWatcher(this.grpcHealthListener!);
-      }
-    };
+  }
+
+  removeHealthWatcher(watcher: SubchannelHealthWatcher): void {
+    if (this.healthWatchers === null) return;
+    this.healthWatchers = withoutWatcher(this.healthWatchers, watcher);
+    if (this.healthWatchers === null && !this.released) {
+      this.grpc.removeHealthStateWatcher(this.grpcHealthListener!);
+    }
   }
 
   private onGrpcHealth(healthy: boolean): void {
-    const watches = this.healthWatches?.current;
-    if (watches === undefined || watches.length === 0 || this.state !== READY) return;
+    const watchers = this.healthWatchers;
+    if (watchers === null || this.state !== READY) return;
+    const state = healthy ? READY : TRANSIENT_FAILURE;
     const status = healthy ? OK_STATUS : unavailable(`${this.key}: unhealthy`);
-    for (const w of watches) if (w.active) w.listener(healthy ? READY : TRANSIENT_FAILURE, status);
+    if (!isWatcherArray(watchers)) watchers.onSubchannelHealth(state, status);
+    else
+      for (const w of watchers) if (hasWatcher(this.healthWatchers, w)) w.onSubchannelHealth(state, status);
   }
 
   /** A51 out-of-band reports: the ORCA stream on this connection, shared with every other handle on it. */
@@ -160,14 +186,10 @@ export class GrpcSubchannelHandle implements Subchannel {
   release(): void {
     if (this.released) return;
     this.released = true;
-    if (this.stateWatches !== null && this.stateWatches.size > 0) {
-      this.grpc.removeConnectivityStateListener(this.grpcStateListener!);
-    }
-    this.stateWatches?.clear();
-    if (this.healthWatches !== null && this.healthWatches.size > 0) {
-      this.grpc.removeHealthStateWatcher(this.grpcHealthListener!);
-    }
-    this.healthWatches?.clear();
+    if (this.stateWatchers !== null) this.grpc.removeConnectivityStateListener(this.grpcStateListener!);
+    this.stateWatchers = null;
+    if (this.healthWatchers !== null) this.grpc.removeHealthStateWatcher(this.grpcHealthListener!);
+    this.healthWatchers = null;
     const metrics = this.metricsWatches;
     this.metricsWatches = null;
     if (metrics !== null) for (const stop of metrics.splice(0)) stop();

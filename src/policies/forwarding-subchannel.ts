@@ -1,10 +1,18 @@
-import type {
-  Address,
-  BackendMetricsListener,
-  ConnectivityState,
-  StateListener,
-  Subchannel,
-  Unwatch,
+import {
+  type Address,
+  type BackendMetricsListener,
+  type ConnectivityState,
+  type StateListener,
+  type Subchannel,
+  type SubchannelHealthWatcher,
+  type SubchannelStateWatcher,
+  type Unwatch,
+  unwatchSubchannelHealth,
+  unwatchSubchannelState,
+  watchHealthWithListener,
+  watchStateWithListener,
+  watchSubchannelHealth,
+  watchSubchannelState,
 } from '../core/index.js';
 
 /**
@@ -26,11 +34,25 @@ export class ForwardingSubchannel implements Subchannel {
   get health(): ConnectivityState {
     return this.inner.health;
   }
+  // The function forms go through this wrapper's object forms, so a subclass that changes what watchers hear
+  // overrides only those.
   watchConnectivity(listener: StateListener): Unwatch {
-    return this.inner.watchConnectivity(listener);
+    return watchStateWithListener(this, listener);
   }
   watchHealth(listener: StateListener): Unwatch {
-    return this.inner.watchHealth(listener);
+    return watchHealthWithListener(this, listener);
+  }
+  addStateWatcher(watcher: SubchannelStateWatcher): void {
+    watchSubchannelState(this.inner, watcher);
+  }
+  removeStateWatcher(watcher: SubchannelStateWatcher): void {
+    unwatchSubchannelState(this.inner, watcher);
+  }
+  addHealthWatcher(watcher: SubchannelHealthWatcher): void {
+    watchSubchannelHealth(this.inner, watcher);
+  }
+  removeHealthWatcher(watcher: SubchannelHealthWatcher): void {
+    unwatchSubchannelHealth(this.inner, watcher);
   }
   watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
     return this.inner.watchBackendMetrics?.(periodMs, listener) ?? (() => {});

@@ -12,9 +12,13 @@ import {
   type StateListener,
   type Status,
   type Subchannel,
+  type SubchannelHealthWatcher,
+  type SubchannelStateWatcher,
   TRANSIENT_FAILURE,
   type Unwatch,
   unavailable,
+  watchHealthWithListener,
+  watchStateWithListener,
 } from '../core/index.js';
 import type { FakeOrcaServer } from './fake-orca-server.js';
 
@@ -202,8 +206,8 @@ export class FakeSubchannel {
 
 /** What a policy holds: one reference to a {@link FakeSubchannel}. */
 export class SubchannelHandle implements Subchannel {
-  private readonly connectivityListeners = new Set<StateListener>();
-  private readonly healthListeners = new Set<StateListener>();
+  private readonly stateWatchers = new Set<SubchannelStateWatcher>();
+  private readonly healthWatchers = new Set<SubchannelHealthWatcher>();
   private readonly metricsWatches = new Set<Unwatch>();
   private released = false;
 
@@ -221,13 +225,33 @@ export class SubchannelHandle implements Subchannel {
   get health(): ConnectivityState {
     return this.fake.health;
   }
+  /** How many watchers of each kind this handle has (tests check that a policy stops watching). */
+  get watcherCounts(): { readonly state: number; readonly health: number } {
+    return { state: this.stateWatchers.size, health: this.healthWatchers.size };
+  }
 
   watchConnectivity(listener: StateListener): Unwatch {
-    return this.watch(this.connectivityListeners, listener);
+    return watchStateWithListener(this, listener);
   }
 
   watchHealth(listener: StateListener): Unwatch {
-    return this.watch(this.healthListeners, listener);
+    return watchHealthWithListener(this, listener);
+  }
+
+  addStateWatcher(watcher: SubchannelStateWatcher): void {
+    if (!this.released) this.stateWatchers.add(watcher);
+  }
+
+  removeStateWatcher(watcher: SubchannelStateWatcher): void {
+    this.stateWatchers.delete(watcher);
+  }
+
+  addHealthWatcher(watcher: SubchannelHealthWatcher): void {
+    if (!this.released) this.healthWatchers.add(watcher);
+  }
+
+  removeHealthWatcher(watcher: SubchannelHealthWatcher): void {
+    this.healthWatchers.delete(watcher);
   }
 
   watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
@@ -250,38 +274,29 @@ export class SubchannelHandle implements Subchannel {
   release(): void {
     if (this.released) return;
     this.released = true;
-    this.connectivityListeners.clear();
-    this.healthListeners.clear();
+    this.stateWatchers.clear();
+    this.healthWatchers.clear();
     for (const stop of this.metricsWatches) stop();
     this.metricsWatches.clear();
     this.fake.dropHandle(this);
   }
 
+  // Delivered on the next turn of the clock, to the watchers there then: the policy never hears of a change
+  // inside its own call, and a watcher removed before the turn hears nothing.
+
   /** @internal */
   deliverConnectivity(state: ConnectivityState, status: Status): void {
-    this.deliver(this.connectivityListeners, state, status);
+    if (this.stateWatchers.size === 0) return;
+    this.fake.clock.setTimer(0, () => {
+      for (const w of this.stateWatchers) w.onSubchannelState(state, status);
+    });
   }
 
   /** @internal */
   deliverHealth(state: ConnectivityState, status: Status): void {
-    this.deliver(this.healthListeners, state, status);
-  }
-
-  private watch(set: Set<StateListener>, listener: StateListener): Unwatch {
-    if (this.released) return () => {};
-    // Wrap so that the same function can watch twice and unwatch independently.
-    const entry: StateListener = (state, status) => listener(state, status);
-    set.add(entry);
-    return () => {
-      set.delete(entry);
-    };
-  }
-
-  private deliver(set: Set<StateListener>, state: ConnectivityState, status: Status): void {
-    if (set.size === 0) return;
-    // Delivered on the next turn of the clock: the policy never hears of a change inside its own call.
+    if (this.healthWatchers.size === 0) return;
     this.fake.clock.setTimer(0, () => {
-      for (const listener of set) listener(state, status);
+      for (const w of this.healthWatchers) w.onSubchannelHealth(state, status);
     });
   }
 }

@@ -108,6 +108,55 @@ test('A61 health: watchers hear health changes only while READY, through one grp
   assert.equal(grpc.healthListeners.size, 0);
 });
 
+test('watcher objects (the object form) start and stop the one grpc-js listener as function-form watches do', () => {
+  const grpc = fakeGrpcSubchannel();
+  const handle = new GrpcSubchannelHandle({ host: '10.0.0.5', port: 80 }, grpc as never, owner);
+  const heard: string[] = [];
+  const a = { onSubchannelState: (s: ConnectivityState) => heard.push(`a ${s}`) };
+  const b = { onSubchannelState: (s: ConnectivityState) => heard.push(`b ${s}`) };
+  handle.addStateWatcher(a);
+  assert.equal(grpc.stateListeners.size, 1, 'the first watcher registers the grpc-js listener');
+  handle.addStateWatcher(a);
+  handle.addStateWatcher(b);
+  const unwatchFn = handle.watchConnectivity((s) => heard.push(`fn ${s}`));
+  assert.equal(grpc.stateListeners.size, 1, 'one grpc-js listener for watchers and listeners alike');
+  grpc.emit(connectivityState.CONNECTING);
+  assert.deepEqual(
+    heard,
+    ['a CONNECTING', 'b CONNECTING', 'fn CONNECTING'],
+    'a watcher added twice hears once',
+  );
+  handle.removeStateWatcher(a);
+  handle.removeStateWatcher(a);
+  unwatchFn();
+  assert.equal(grpc.stateListeners.size, 1);
+  handle.removeStateWatcher(b);
+  assert.equal(grpc.stateListeners.size, 0, 'the last removal removes the grpc-js listener');
+  grpc.emit(connectivityState.READY);
+  assert.equal(heard.length, 3);
+
+  // A61 health, the same way; a released handle takes no watcher and leaves no grpc-js registration.
+  const health: string[] = [];
+  const h = { onSubchannelHealth: (s: ConnectivityState) => health.push(s) };
+  handle.addHealthWatcher(h);
+  assert.equal(grpc.healthListeners.size, 1);
+  grpc.emitHealth(false);
+  assert.deepEqual(health, ['TRANSIENT_FAILURE']);
+  handle.removeHealthWatcher(h);
+  assert.equal(grpc.healthListeners.size, 0);
+  handle.addHealthWatcher(h);
+  handle.addStateWatcher(a);
+  handle.release();
+  assert.equal(grpc.healthListeners.size, 0);
+  assert.equal(grpc.stateListeners.size, 0);
+  handle.addStateWatcher(b);
+  assert.equal(grpc.stateListeners.size, 0, 'no watch after release');
+  grpc.emit(connectivityState.IDLE);
+  grpc.emitHealth(true);
+  assert.equal(heard.length, 3);
+  assert.deepEqual(health, ['TRANSIENT_FAILURE']);
+});
+
 test('a handle that owns nothing (a grpc-js policy picked it) takes and gives back no ref', () => {
   const grpc = fakeGrpcSubchannel();
   const handle = new GrpcSubchannelHandle({ host: '10.0.0.4', port: 80 }, grpc as never, null);

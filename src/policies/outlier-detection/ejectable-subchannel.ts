@@ -1,14 +1,20 @@
 import {
   type CompletePick,
   type ConnectivityState,
+  hasWatcher,
+  isWatcherArray,
   OK_STATUS,
   READY,
-  type StateListener,
   type Status,
   type Subchannel,
+  type SubchannelHealthWatcher,
   TRANSIENT_FAILURE,
-  type Unwatch,
   unavailable,
+  unwatchSubchannelHealth,
+  type WatcherSet,
+  watchSubchannelHealth,
+  withoutWatcher,
+  withWatcher,
 } from '../../core/index.js';
 import { ForwardingSubchannel } from '../forwarding-subchannel.js';
 
@@ -23,10 +29,11 @@ export interface CallRecorder {
  * through the generic health watch (the endpoint's pick_first sees TRANSIENT_FAILURE health) while the raw
  * connectivity state, and so the connection, is left alone for when the endpoint is un-ejected.
  */
-export class EjectableSubchannel extends ForwardingSubchannel {
+export class EjectableSubchannel extends ForwardingSubchannel implements SubchannelHealthWatcher {
   private ejected = false;
-  private readonly healthListeners = new Set<StateListener>();
-  private unwatchInner: Unwatch | null = null;
+  private healthWatchers: WatcherSet<SubchannelHealthWatcher> = null;
+  /** Whether this wrapper watches the inner subchannel's health (from the first health watcher on). */
+  private watchingInner = false;
   private innerHealth: ConnectivityState;
   private innerHealthStatus: Status = OK_STATUS;
   /** What the health listeners last heard, so they hear only changes. */
@@ -55,26 +62,31 @@ export class EjectableSubchannel extends ForwardingSubchannel {
     return this.ejected;
   }
 
-  override watchHealth(listener: StateListener): Unwatch {
-    if (this.unwatchInner === null) {
+  override addHealthWatcher(watcher: SubchannelHealthWatcher): void {
+    if (!this.watchingInner) {
+      this.watchingInner = true;
       this.innerHealth = this.inner.health;
       this.deliveredState = this.health;
-      this.unwatchInner = this.inner.watchHealth((state, status) => {
-        this.innerHealth = state;
-        this.innerHealthStatus = status;
-        this.deliver();
-      });
+      watchSubchannelHealth(this.inner, this);
     }
-    this.healthListeners.add(listener);
-    return () => {
-      this.healthListeners.delete(listener);
-    };
+    this.healthWatchers = withWatcher(this.healthWatchers, watcher);
+  }
+
+  override removeHealthWatcher(watcher: SubchannelHealthWatcher): void {
+    this.healthWatchers = withoutWatcher(this.healthWatchers, watcher);
+  }
+
+  /** @internal The inner subchannel's health (this wrapper is its health watcher). */
+  onSubchannelHealth(state: ConnectivityState, status: Status): void {
+    this.innerHealth = state;
+    this.innerHealthStatus = status;
+    this.deliver();
   }
 
   override release(): void {
-    this.healthListeners.clear();
-    this.unwatchInner?.();
-    this.unwatchInner = null;
+    this.healthWatchers = null;
+    if (this.watchingInner) unwatchSubchannelHealth(this.inner, this);
+    this.watchingInner = false;
     this.inner.release();
     this.recorder.released(this);
   }
@@ -125,7 +137,12 @@ export class EjectableSubchannel extends ForwardingSubchannel {
     if (state === this.deliveredState && status === this.deliveredStatus) return;
     this.deliveredState = state;
     this.deliveredStatus = status;
-    for (const listener of [...this.healthListeners]) listener(state, status);
+    const watchers = this.healthWatchers;
+    if (watchers === null) return;
+    if (!isWatcherArray(watchers)) watchers.onSubchannelHealth(state, status);
+    // A watcher removed by an earlier one during this delivery is skipped.
+    else
+      for (const w of watchers) if (hasWatcher(this.healthWatchers, w)) w.onSubchannelHealth(state, status);
   }
 }
 

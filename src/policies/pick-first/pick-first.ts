@@ -22,10 +22,15 @@ import {
   READY,
   type Status,
   type Subchannel,
+  type SubchannelHealthWatcher,
   SubchannelPicker,
+  type SubchannelStateWatcher,
   TRANSIENT_FAILURE,
-  type Unwatch,
   unavailable,
+  unwatchSubchannelHealth,
+  unwatchSubchannelState,
+  watchSubchannelHealth,
+  watchSubchannelState,
 } from '../../core/index.js';
 import {
   type EndpointsOrOne,
@@ -84,47 +89,67 @@ function settingsFor(args: ChannelArgs): PickFirstSettings {
   return settings;
 }
 
+const FAILED_THIS_PASS = 1;
+const RELEASED = 2;
+const WATCHING_HEALTH = 4;
+
 /**
  * One address pick_first holds a subchannel for. A petiole holds one per endpoint (tens of thousands), so it
- * keeps only what later decisions read, and its watches are bound methods rather than closures over a context.
+ * keeps only what later decisions read, and it is itself the watcher of its subchannel (the object form of the
+ * watches: no listener function, no unwatch closure per attempt).
  */
-class Attempt {
+class Attempt implements SubchannelStateWatcher, SubchannelHealthWatcher {
   /** The raw state as last delivered to us. */
   state: ConnectivityState;
-  /** Whether this address has failed since the current Happy Eyeballs pass started. */
-  failedThisPass = false;
-  released = false;
-  unwatchHealth: Unwatch | null = null;
-  private readonly unwatch: Unwatch;
+  /** FAILED_THIS_PASS | RELEASED | WATCHING_HEALTH. */
+  private flags = 0;
 
   constructor(
-    /** The address's {@link addressKey}: how a new list recognises it. */
-    readonly key: string,
     readonly subchannel: Subchannel,
     private readonly owner: PickFirst,
   ) {
     this.state = subchannel.state;
-    this.unwatch = subchannel.watchConnectivity(this.onState.bind(this));
+    watchSubchannelState(subchannel, this);
   }
 
-  private onState(state: ConnectivityState, status: Status): void {
+  /** The address's {@link addressKey}: how a new list recognises it. */
+  get key(): string {
+    return this.subchannel.key;
+  }
+
+  /** Whether this address has failed since the current Happy Eyeballs pass started. */
+  get failedThisPass(): boolean {
+    return (this.flags & FAILED_THIS_PASS) !== 0;
+  }
+  set failedThisPass(failed: boolean) {
+    this.flags = failed ? this.flags | FAILED_THIS_PASS : this.flags & ~FAILED_THIS_PASS;
+  }
+
+  get released(): boolean {
+    return (this.flags & RELEASED) !== 0;
+  }
+
+  /** @internal The subchannel's connectivity. */
+  onSubchannelState(state: ConnectivityState, status: Status): void {
     this.owner.onAttemptState(this, state, status);
   }
 
   /** A61: watches the health of the chosen connection. */
   watchHealth(): void {
-    this.unwatchHealth = this.subchannel.watchHealth(this.onHealth.bind(this));
+    this.flags |= WATCHING_HEALTH;
+    watchSubchannelHealth(this.subchannel, this);
   }
 
-  private onHealth(state: ConnectivityState, status: Status): void {
+  /** @internal The subchannel's health (A61), watched once chosen. */
+  onSubchannelHealth(state: ConnectivityState, status: Status): void {
     this.owner.onAttemptHealth(this, state, status);
   }
 
   release(): void {
     if (this.released) return;
-    this.released = true;
-    this.unwatch();
-    this.unwatchHealth?.();
+    this.flags |= RELEASED;
+    unwatchSubchannelState(this.subchannel, this);
+    if ((this.flags & WATCHING_HEALTH) !== 0) unwatchSubchannelHealth(this.subchannel, this);
     this.subchannel.release();
   }
 }
@@ -294,7 +319,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
         next[i] = kept;
       } else {
         const subchannel = this.helper.createSubchannel(address.address, address.attributes);
-        next[i] = new Attempt(address.key, subchannel, this);
+        next[i] = new Attempt(subchannel, this);
       }
     }
     if (previous) for (const stale of previous.values()) stale.release();
@@ -316,7 +341,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
       kept.failedThisPass = false;
       attempt = kept;
     } else {
-      attempt = new Attempt(key, this.helper.createSubchannel(address, endpoint.attributes), this);
+      attempt = new Attempt(this.helper.createSubchannel(address, endpoint.attributes), this);
     }
     for (let i = 0; i < held.length; i++) if (held[i] !== kept) held[i]!.release();
     return [attempt];

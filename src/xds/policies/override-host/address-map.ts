@@ -9,10 +9,20 @@ import {
   type BackendMetricsListener,
   type CompletePick,
   type ConnectivityState,
+  forEachWatcher,
+  hasWatcher,
   IDLE,
-  type StateListener,
   type Subchannel,
+  type SubchannelHealthWatcher,
+  type SubchannelStateWatcher,
   type Unwatch,
+  unwatchSubchannelHealth,
+  unwatchSubchannelState,
+  type WatcherSet,
+  watchSubchannelHealth,
+  watchSubchannelState,
+  withoutWatcher,
+  withWatcher,
 } from '../../../core/index.js';
 import { ForwardingSubchannel } from '../../../policies/forwarding-subchannel.js';
 import type { XdsHealthStatus } from '../../endpoints.js';
@@ -22,8 +32,6 @@ export class AddressEntry {
   inner: Subchannel | null = null;
   /** The child's wrapper that `inner` belongs to; null when the policy holds `inner` itself (or there is none). */
   wrapper: OverrideHostSubchannel | null = null;
-  /** Stops the policy's own watch of an `inner` it holds. */
-  ownedUnwatch: Unwatch | null = null;
   /** Set when a later update left the address out; a removed entry is never picked or kept. */
   removed = false;
   private cachedFor: Subchannel | null = null;
@@ -61,12 +69,13 @@ export class AddressEntry {
 export interface OverrideHostSubchannelOwner {
   /** The child released `wrapper`: the policy keeps its connection or releases it (A55 DRAINING rule). */
   childReleased(wrapper: OverrideHostSubchannel): void;
-  /**
-   * Hears that a connection the map knows changed state (queued override picks may now complete): one function
-   * for every wrapper of the policy, not a closure per endpoint.
-   */
-  readonly onSubchannelState: StateListener;
 }
+
+/**
+ * The policy, watching every connection the map knows (queued override picks may complete when one changes
+ * state): one watcher object for all of them, nothing per endpoint.
+ */
+export type OverrideHostWatcher = OverrideHostSubchannelOwner & SubchannelStateWatcher;
 
 /**
  * The subchannel the child policy sees. Picks hand the channel `inner` (the subchannel the parent gave), and
@@ -74,19 +83,23 @@ export interface OverrideHostSubchannelOwner {
  */
 export class OverrideHostSubchannel extends ForwardingSubchannel {
   entry: AddressEntry | null = null;
-  private readonly unwatchOwn: Unwatch;
   private base: CompletePick | null = null;
   private mapped: CompletePick | null = null;
   private released = false;
-  /** The child's watches, made on the first (a channel holds one wrapper per endpoint). */
-  private watches: Unwatch[] | null = null;
+  /**
+   * The child's watchers and out-of-band watches: the policy may keep `inner` after the child releases this
+   * wrapper, so they are stopped here rather than by `inner.release()`.
+   */
+  private stateWatchers: WatcherSet<SubchannelStateWatcher> = null;
+  private healthWatchers: WatcherSet<SubchannelHealthWatcher> = null;
+  private metricsWatches: Unwatch[] | null = null;
 
   constructor(
     inner: Subchannel,
-    private readonly owner: OverrideHostSubchannelOwner,
+    private readonly owner: OverrideHostWatcher,
   ) {
     super(inner);
-    this.unwatchOwn = inner.watchConnectivity(owner.onSubchannelState);
+    watchSubchannelState(inner, owner);
   }
 
   /** A61: the cookie address list of this subchannel's endpoint (its own address when the map lacks it). */
@@ -95,39 +108,51 @@ export class OverrideHostSubchannel extends ForwardingSubchannel {
     return entry === null || entry.removed ? this.inner.key : entry.addressList;
   }
 
-  override watchConnectivity(listener: StateListener): Unwatch {
-    return this.track(this.inner.watchConnectivity(listener));
+  override addStateWatcher(watcher: SubchannelStateWatcher): void {
+    if (this.released) return;
+    this.stateWatchers = withWatcher(this.stateWatchers, watcher);
+    watchSubchannelState(this.inner, watcher);
   }
-  override watchHealth(listener: StateListener): Unwatch {
-    return this.track(this.inner.watchHealth(listener));
+  override removeStateWatcher(watcher: SubchannelStateWatcher): void {
+    if (!hasWatcher(this.stateWatchers, watcher)) return;
+    this.stateWatchers = withoutWatcher(this.stateWatchers, watcher);
+    unwatchSubchannelState(this.inner, watcher);
+  }
+  override addHealthWatcher(watcher: SubchannelHealthWatcher): void {
+    if (this.released) return;
+    this.healthWatchers = withWatcher(this.healthWatchers, watcher);
+    watchSubchannelHealth(this.inner, watcher);
+  }
+  override removeHealthWatcher(watcher: SubchannelHealthWatcher): void {
+    if (!hasWatcher(this.healthWatchers, watcher)) return;
+    this.healthWatchers = withoutWatcher(this.healthWatchers, watcher);
+    unwatchSubchannelHealth(this.inner, watcher);
   }
   /** A51 out-of-band reports (weighted_round_robin below this policy) pass through. */
   override watchBackendMetrics(periodMs: number, listener: BackendMetricsListener): Unwatch {
     const unwatch = this.inner.watchBackendMetrics?.(periodMs, listener);
-    return unwatch === undefined ? () => {} : this.track(unwatch);
-  }
-
-  /**
-   * The policy may keep `inner` after the child releases this wrapper, so the child's watches are stopped
-   * here rather than by `inner.release()`.
-   */
-  private track(unwatch: Unwatch): Unwatch {
+    if (unwatch === undefined) return () => {};
     // Exact-size arrays: push would leave V8's growth slack, per endpoint.
-    this.watches = this.watches === null ? [unwatch] : this.watches.concat(unwatch);
+    this.metricsWatches = this.metricsWatches === null ? [unwatch] : this.metricsWatches.concat(unwatch);
     return () => {
-      if (this.watches === null || !this.watches.includes(unwatch)) return;
-      const rest = this.watches.filter((w) => w !== unwatch);
-      this.watches = rest.length === 0 ? null : rest;
+      if (this.metricsWatches === null || !this.metricsWatches.includes(unwatch)) return;
+      const rest = this.metricsWatches.filter((w) => w !== unwatch);
+      this.metricsWatches = rest.length === 0 ? null : rest;
       unwatch();
     };
   }
+
   override release(): void {
     if (this.released) return;
     this.released = true;
-    this.unwatchOwn();
-    const watches = this.watches;
-    this.watches = null;
-    if (watches !== null) for (const unwatch of watches) unwatch();
+    unwatchSubchannelState(this.inner, this.owner);
+    forEachWatcher(this.stateWatchers, (w) => unwatchSubchannelState(this.inner, w));
+    forEachWatcher(this.healthWatchers, (w) => unwatchSubchannelHealth(this.inner, w));
+    this.stateWatchers = null;
+    this.healthWatchers = null;
+    const metrics = this.metricsWatches;
+    this.metricsWatches = null;
+    if (metrics !== null) for (const unwatch of metrics) unwatch();
     this.owner.childReleased(this);
   }
 

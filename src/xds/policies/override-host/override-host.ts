@@ -20,6 +20,9 @@ import {
   type PolicyLookup,
   queuePicker,
   type Status,
+  type SubchannelStateWatcher,
+  unwatchSubchannelState,
+  watchSubchannelState,
 } from '../../../core/index.js';
 import { ChildPolicy } from '../../../policies/child-policy.js';
 import type { XdsHealthStatus } from '../../endpoints.js';
@@ -30,7 +33,11 @@ import { type OverrideHostConfig, parseOverrideHostConfig, XDS_OVERRIDE_HOST } f
 import { OverrideHostPicker, type OverridePickHooks } from './picker.js';
 
 export class OverrideHostLb
-  implements LoadBalancer<OverrideHostConfig>, OverrideHostSubchannelOwner, OverridePickHooks
+  implements
+    LoadBalancer<OverrideHostConfig>,
+    OverrideHostSubchannelOwner,
+    SubchannelStateWatcher,
+    OverridePickHooks
 {
   private readonly child: ChildPolicy;
   private entries = new Map<string, AddressEntry>();
@@ -146,8 +153,7 @@ export class OverrideHostLb
     if (!entry.owned) return;
     const inner = entry.inner!;
     entry.inner = null;
-    entry.ownedUnwatch?.();
-    entry.ownedUnwatch = null;
+    unwatchSubchannelState(inner, this);
     inner.release();
     this.helper.trace(() => `xds_override_host: released the connection held for ${entry.key}`);
   }
@@ -172,7 +178,7 @@ export class OverrideHostLb
     // A55: a DRAINING endpoint's connection stays open while cookies may reach DRAINING endpoints, even
     // though the child (which no longer has the endpoint) lets it go.
     if (entry.health === 'DRAINING' && this.overridable.has('DRAINING')) {
-      entry.ownedUnwatch = entry.inner!.watchConnectivity(this.onSubchannelState);
+      watchSubchannelState(entry.inner!, this);
       this.helper.trace(() => `xds_override_host: keeping the connection to DRAINING ${entry.key}`);
       return;
     }
@@ -180,11 +186,11 @@ export class OverrideHostLb
     wrapper.inner.release();
   }
 
-  /** A connection the map knows changed state: queued override picks may now complete. */
-  readonly onSubchannelState = (): void => {
+  /** @internal A connection the map knows changed state: queued override picks may now complete. */
+  onSubchannelState(): void {
     if (!this.overridePending || this.destroyed || !this.hasChildPicker) return;
     this.report();
-  };
+  }
 
   connectSoon(entry: AddressEntry): void {
     this.toConnect.add(entry);
@@ -213,7 +219,7 @@ export class OverrideHostLb
       if (entry.removed || entry.inner !== null || !this.overridable.has(entry.health)) continue;
       const inner = this.helper.createSubchannel(entry.address, entry.attributes);
       entry.inner = inner;
-      entry.ownedUnwatch = inner.watchConnectivity(this.onSubchannelState);
+      watchSubchannelState(inner, this);
       this.helper.trace(() => `xds_override_host: connecting to ${entry.key} for a session cookie`);
       this.toConnect.add(entry);
     }
