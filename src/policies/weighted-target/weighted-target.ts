@@ -71,12 +71,14 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
   private allPickers = new SnapshotArray<Picker>();
   private readyWeights: ReadyWeights | null = null;
 
-  /** `helper.random` as one standalone function, for every picker this policy builds. */
-  private readonly random: () => number;
+  /** @internal `helper.random` as one standalone function, for every picker this policy builds (and its targets). */
+  readonly random: () => number;
 
   constructor(
-    private readonly helper: Helper,
-    private readonly registry: PolicyLookup,
+    /** @internal Its targets' policies reach the channel through it. */
+    readonly helper: Helper,
+    /** @internal */
+    readonly registry: PolicyLookup,
   ) {
     this.random = randomOf(helper);
   }
@@ -101,7 +103,7 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
       targets.forEach((target, name) => {
         let child = reusing ? this.children.get(name) : undefined;
         if (child === undefined) {
-          child = new WeightedTargetChild(name, this.helper, this.registry, this, this.random);
+          child = new WeightedTargetChild(name, this);
           this.children.set(name, child);
           isNew[index] = 1;
           fresh++;
