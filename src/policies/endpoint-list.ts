@@ -72,7 +72,6 @@ export class EndpointChild extends PickFirst implements Helper {
   ownerData: unknown = undefined;
 
   constructor(
-    readonly key: string,
     endpoint: Endpoint,
     private readonly list: EndpointList,
     lazy: boolean,
@@ -81,6 +80,14 @@ export class EndpointChild extends PickFirst implements Helper {
     this.endpoints = endpoint;
     // A61: an eager child is assumed CONNECTING until it says otherwise; a lazy one is IDLE until started.
     this.state = lazy ? IDLE : CONNECTING;
+  }
+
+  /**
+   * The endpoint's {@link endpointKey} (the same for every endpoint this child is given): read from the
+   * endpoint, where a one-address endpoint's is cached on its address, rather than kept in a field.
+   */
+  get key(): string {
+    return endpointKey(this.endpoint);
   }
 
   /** The endpoint (with the attributes of the list that last changed it). */
@@ -281,7 +288,7 @@ export abstract class EndpointList implements StateCounts {
         let child = this.find(key);
         const isNew = child === undefined;
         if (child === undefined) {
-          child = this.createChild(key, e);
+          child = this.createChild(e);
           this.add(key, child);
         } else if (child.generation === generation) {
           onDuplicate?.(child, e); // a duplicate of an endpoint already in this list
@@ -333,8 +340,8 @@ export abstract class EndpointList implements StateCounts {
     this.single = null;
   }
 
-  private createChild(key: string, e: Endpoint): EndpointChild {
-    const child = new EndpointChild(key, e, this, this.lazy);
+  private createChild(e: Endpoint): EndpointChild {
+    const child = new EndpointChild(e, this, this.lazy);
     this[child.state]++;
     return child;
   }
