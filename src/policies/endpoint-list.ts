@@ -270,42 +270,20 @@ export abstract class EndpointList implements StateCounts {
     attributes: ChannelArgs,
     onDuplicate?: (child: EndpointChild, duplicate: Endpoint) => void,
   ): EndpointChild[] {
-    const argsChanged = !sameChannelArgs(attributes, this.parentArgs);
-    if (argsChanged) this.parentArgs = attributes;
-    const childArgs = childArgsFor(this.parentArgs);
+    const argsChanged = this.takeArgs(attributes);
     // Mark and sweep by generation rather than building a second Map: a re-delivered list of 10,000
     // endpoints then costs one lookup per endpoint.
     const generation = ++this.generation;
-    // Sized for the list at once (trimmed below if it had duplicates): no growth steps, and a one-endpoint
-    // list makes a one-slot array.
+    // Sized for the list at once (trimmed below if it had duplicates): no growth steps.
     const distinct: EndpointChild[] = new Array(endpoints.length);
     let count = 0;
     this.updating = true;
     workMeter.visits += endpoints.length;
     try {
       for (const e of endpoints) {
-        const key = endpointKey(e);
-        let child = this.find(key);
-        const isNew = child === undefined;
-        if (child === undefined) {
-          child = this.createChild(e);
-          this.add(key, child);
-        } else if (child.generation === generation) {
-          onDuplicate?.(child, e); // a duplicate of an endpoint already in this list
-          continue;
-        }
-        child.generation = generation;
-        distinct[count++] = child;
-        if (isNew) {
-          if (!this.lazy) child.updateChild(childArgs, e);
-          continue;
-        }
-        const previous = child.endpoint;
-        // An endpoint re-delivered as it was needs nothing from its child (hot for large, stable lists).
-        const unchanged =
-          previous === e || (previous.attributes === e.attributes && sameAddressOrder(previous, e));
-        if (unchanged && !argsChanged) child.sameEndpoint(e);
-        else child.updateChild(childArgs, e);
+        const child = this.place(e, generation, argsChanged);
+        if (child !== null) distinct[count++] = child;
+        else onDuplicate?.(this.find(endpointKey(e))!, e); // a duplicate of an endpoint already in this list
       }
       if (count < distinct.length) distinct.length = count;
       if (count < this.size) this.sweep(generation);
@@ -313,6 +291,56 @@ export abstract class EndpointList implements StateCounts {
       this.updating = false;
     }
     return distinct;
+  }
+
+  /**
+   * {@link updateEndpoints} for a list of one endpoint, returning its child: no array of one (a target or
+   * locality per endpoint makes tens of thousands of one-endpoint lists).
+   */
+  updateOneEndpoint(endpoint: Endpoint, attributes: ChannelArgs): EndpointChild {
+    const argsChanged = this.takeArgs(attributes);
+    const generation = ++this.generation;
+    this.updating = true;
+    workMeter.visits++;
+    try {
+      const child = this.place(endpoint, generation, argsChanged)!;
+      if (this.size > 1) this.sweep(generation);
+      return child;
+    } finally {
+      this.updating = false;
+    }
+  }
+
+  /** Takes the parent's settings; whether they changed. */
+  private takeArgs(attributes: ChannelArgs): boolean {
+    if (sameChannelArgs(attributes, this.parentArgs)) return false;
+    this.parentArgs = attributes;
+    return true;
+  }
+
+  /**
+   * Finds or makes the child of `e` and marks it as in this update (`generation`), passing it the endpoint
+   * as needed; null when an earlier endpoint of this update had the same key (a duplicate).
+   */
+  private place(e: Endpoint, generation: number, argsChanged: boolean): EndpointChild | null {
+    const key = endpointKey(e);
+    let child = this.find(key);
+    if (child === undefined) {
+      child = this.createChild(e);
+      this.add(key, child);
+      child.generation = generation;
+      if (!this.lazy) child.updateChild(childArgsFor(this.parentArgs), e);
+      return child;
+    }
+    if (child.generation === generation) return null;
+    child.generation = generation;
+    const previous = child.endpoint;
+    // An endpoint re-delivered as it was needs nothing from its child (hot for large, stable lists).
+    const unchanged =
+      previous === e || (previous.attributes === e.attributes && sameAddressOrder(previous, e));
+    if (unchanged && !argsChanged) child.sameEndpoint(e);
+    else child.updateChild(childArgsFor(this.parentArgs), e);
+    return child;
   }
 
   private sweep(generation: number): void {

@@ -116,8 +116,21 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       this.fail(unavailable(`empty endpoint list${note}`));
       return false;
     }
+    const endpoints = update.endpoints.value;
+    if (endpoints.length === 1) {
+      // One endpoint (a target or locality per endpoint makes tens of thousands of these): no array of one.
+      const child = this.updateOneEndpoint(endpoints[0]!, update.attributes);
+      this.applyConfig(update.config);
+      this.clearReady();
+      workMeter.visits += 2;
+      if (child.state === READY) this.addReady(child);
+      else child.slot = -1;
+      this.afterUpdate(child);
+      this.aggregate();
+      return true;
+    }
     // The distinct children in list order: an array walks faster than the list's Map.
-    const children = this.updateEndpoints(update.endpoints.value, update.attributes);
+    const children = this.updateEndpoints(endpoints, update.attributes);
     this.applyConfig(update.config);
     // The update is O(n) anyway: the READY set starts over, in list order.
     this.clearReady();
@@ -128,13 +141,15 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       else child.slot = -1;
     }
     // Apart, since exitIdle may make a child report (and join the READY set) at once.
-    for (let i = 0; i < children.length; i++) {
-      const child = children[i]!;
-      if (child.state === TRANSIENT_FAILURE) this.lastFailed = child;
-      else if (child.state === IDLE) child.exitIdle();
-    }
+    for (let i = 0; i < children.length; i++) this.afterUpdate(children[i]!);
     this.aggregate();
     return true;
+  }
+
+  /** After an update has placed every child: remembers a failed one's error, wakes an IDLE one. */
+  private afterUpdate(child: EndpointChild): void {
+    if (child.state === TRANSIENT_FAILURE) this.lastFailed = child;
+    else if (child.state === IDLE) child.exitIdle();
   }
 
   /**
