@@ -22,7 +22,7 @@ import {
   workMeter,
 } from '../core/index.js';
 import { HEALTH_WATCH_ARG, type PickFirstConfig } from './pick-first/config.js';
-import { PickFirst } from './pick-first/pick-first.js';
+import { PickFirstLeaf } from './pick-first/pick-first.js';
 
 const NO_CHILDREN: readonly EndpointChild[] = Object.freeze([]);
 const CHILD_CONFIG: PickFirstConfig = Object.freeze({ shuffleAddressList: false });
@@ -57,7 +57,7 @@ let lastChildArgs: ChannelArgs = HEALTH_WATCH_ONLY;
  * generation collection while a large list comes up. In a lazy list (ring_hash) the pick_first part only
  * starts at the first {@link connect}.
  */
-export class EndpointChild extends PickFirst implements Helper {
+export class EndpointChild extends PickFirstLeaf implements Helper {
   state: ConnectivityState;
   status: Status = OK_STATUS;
   picker: Picker = queuePicker;
@@ -76,7 +76,7 @@ export class EndpointChild extends PickFirst implements Helper {
     private readonly list: EndpointList,
     lazy: boolean,
   ) {
-    super(null);
+    super();
     this.endpoints = endpoint;
     // A61: an eager child is assumed CONNECTING until it says otherwise; a lazy one is IDLE until started.
     this.state = lazy ? IDLE : CONNECTING;
@@ -88,6 +88,11 @@ export class EndpointChild extends PickFirst implements Helper {
    */
   get key(): string {
     return endpointKey(this.endpoint);
+  }
+
+  /** pick_first's helper is this object: no field for it. */
+  protected get helper(): Helper {
+    return this;
   }
 
   /** The endpoint (with the attributes of the list that last changed it). */

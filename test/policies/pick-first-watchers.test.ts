@@ -142,8 +142,14 @@ describe('pick_first subchannel watches: object form where offered, function for
         'connectivity and health watched',
       );
       if (wrap) {
-        assert.equal(first.wrapper!.watchCalls, 2, 'the wrapper was watched through its function forms');
-        assert.equal(first.functionWatches, 2, 'and it passed them on as function forms');
+        // The attempt's connectivity watch, then (once chosen) pick_first's own connectivity and health watches.
+        assert.equal(first.wrapper!.watchCalls, 3, 'the wrapper was watched through its function forms');
+        assert.equal(
+          first.wrapper!.unwatchCalls,
+          1,
+          "the attempt's watch stopped when its connection was chosen",
+        );
+        assert.equal(first.functionWatches, 3, 'and it passed them on as function forms');
       } else {
         assert.equal(first.functionWatches, 0, 'no function-form watch on a subchannel with the object form');
       }
@@ -159,7 +165,7 @@ describe('pick_first subchannel watches: object form where offered, function for
       sim.advance(10);
       assert.deepEqual(picked(sim), '10.0.0.2:80');
       assert.deepEqual(first.atRelease, { state: 0, health: 0 }, 'every watch stopped before the release');
-      if (wrap) assert.equal(first.wrapper!.unwatchCalls, 2);
+      if (wrap) assert.equal(first.wrapper!.unwatchCalls, 3);
       const states = sim.history.length;
       sim.subchannel('10.0.0.2:80').setHealth('TRANSIENT_FAILURE');
       assert.equal(sim.history.length, states + 1, 'the new subchannel is heard');

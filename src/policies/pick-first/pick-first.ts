@@ -91,22 +91,22 @@ function settingsFor(args: ChannelArgs): PickFirstSettings {
 
 const FAILED_THIS_PASS = 1;
 const RELEASED = 2;
-const WATCHING_HEALTH = 4;
 
 /**
  * One address pick_first holds a subchannel for. A petiole holds one per endpoint (tens of thousands), so it
  * keeps only what later decisions read, and it is itself the watcher of its subchannel (the object form of the
- * watches: no listener function, no unwatch closure per attempt).
+ * watches: no listener function, no unwatch closure per attempt). Once its connection is chosen, pick_first
+ * takes the subchannel over and watches it itself: a settled endpoint keeps no attempt.
  */
-class Attempt implements SubchannelStateWatcher, SubchannelHealthWatcher {
+class Attempt implements SubchannelStateWatcher {
   /** The raw state as last delivered to us. */
   state: ConnectivityState;
-  /** FAILED_THIS_PASS | RELEASED | WATCHING_HEALTH. */
+  /** FAILED_THIS_PASS | RELEASED. */
   private flags = 0;
 
   constructor(
     readonly subchannel: Subchannel,
-    private readonly owner: PickFirst,
+    private readonly owner: PickFirstLeaf,
   ) {
     this.state = subchannel.state;
     watchSubchannelState(subchannel, this);
@@ -134,23 +134,21 @@ class Attempt implements SubchannelStateWatcher, SubchannelHealthWatcher {
     this.owner.onAttemptState(this, state, status);
   }
 
-  /** A61: watches the health of the chosen connection. */
-  watchHealth(): void {
-    this.flags |= WATCHING_HEALTH;
-    watchSubchannelHealth(this.subchannel, this);
-  }
-
-  /** @internal The subchannel's health (A61), watched once chosen. */
-  onSubchannelHealth(state: ConnectivityState, status: Status): void {
-    this.owner.onAttemptHealth(this, state, status);
-  }
-
   release(): void {
     if (this.released) return;
+    this.stopWatching();
+    this.subchannel.release();
+  }
+
+  /** Stops watching and gives the subchannel, still held, to the caller (this attempt is then done). */
+  handOver(): Subchannel {
+    this.stopWatching();
+    return this.subchannel;
+  }
+
+  private stopWatching(): void {
     this.flags |= RELEASED;
     unwatchSubchannelState(this.subchannel, this);
-    if ((this.flags & WATCHING_HEALTH) !== 0) unwatchSubchannelHealth(this.subchannel, this);
-    this.subchannel.release();
   }
 }
 
@@ -161,10 +159,36 @@ function onlyAddressOf(order: EndpointsOrOne): Endpoint | null {
 }
 
 /**
- * pick_first (A62 sticky TRANSIENT_FAILURE and shuffling, A61 Happy Eyeballs and generic health reporting):
- * the universal leaf. It connects to one address of its list and sends every call there.
+ * What only a pass over several addresses, or a failure, needs (A61 Happy Eyeballs, A62 sticky TF): kept out
+ * of pick_first itself because a petiole's endpoint child (one address, tens of thousands of them) that
+ * connects at its first try never needs it.
  */
-export class PickFirst implements LoadBalancer<PickFirstConfig> {
+class PassProgress {
+  /** Index in `attempts` of the address the Happy Eyeballs timer is waiting on. */
+  passIndex = 0;
+  passTimer: CancelTimer | null = null;
+  /** Failures seen after the first pass; re-resolution is requested each time it reaches the list size. */
+  failuresAfterPass = 0;
+  lastError: Status | null = null;
+}
+
+// PickFirstLeaf's flags.
+const FIRST_PASS = 1;
+const IDLE_EXIT_SCHEDULED = 2;
+const DESTROYED = 4;
+const WATCHING_HEALTH = 8;
+/** The running pass has walked its whole list: no address is being waited on (`passIndex` means nothing). */
+const PASS_WALKED = 16;
+
+/**
+ * pick_first (A62 sticky TRANSIENT_FAILURE and shuffling, A61 Happy Eyeballs and generic health reporting):
+ * the universal leaf. It connects to one address of its list and sends every call there. This is all of it
+ * but where its helper comes from: {@link PickFirst} keeps the parent's, and a petiole's endpoint child (one
+ * per endpoint, tens of thousands) is its own helper, so every field here is paid once per endpoint.
+ */
+export abstract class PickFirstLeaf
+  implements LoadBalancer<PickFirstConfig>, SubchannelStateWatcher, SubchannelHealthWatcher
+{
   /**
    * The endpoints in the order passes walk them (the list, or its shuffle), null before the first list and
    * after a failed one. The flattened address list is derived from it per pass and not kept (A61 Flattening).
@@ -172,31 +196,61 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   private order: EndpointsOrOne | null = null;
   /** The addresses of the running pass (or of sticky-TF retrying), in attempt order. */
   private attempts: readonly Attempt[] = NO_ATTEMPTS;
-  private firstPass = false;
-  /** Index in `attempts` of the address the Happy Eyeballs timer is waiting on. */
-  private passIndex = 0;
-  private passTimer: CancelTimer | null = null;
-  /** Failures seen after the first pass; re-resolution is requested each time it reaches the list size. */
-  private failuresAfterPass = 0;
-  private lastError: Status | null = null;
-  private selected: Attempt | null = null;
+  /** FIRST_PASS | IDLE_EXIT_SCHEDULED | DESTROYED | WATCHING_HEALTH | PASS_WALKED. */
+  private flags = 0;
+  /** Made on first need (see {@link PassProgress}); read through the accessors below. */
+  private progress: PassProgress | null = null;
+  /** The chosen connection: pick_first watches it itself (its attempt is gone). */
+  private selected: Subchannel | null = null;
   private reported: ConnectivityState = CONNECTING;
   private settings: PickFirstSettings = NO_SETTINGS;
-  private idleExitScheduled = false;
-  private destroyed = false;
   /**
    * The endpoints of the list in use, to recognise a re-delivered identical list cheaply. A petiole's
    * endpoint child (a subclass) keeps its one endpoint here, before its first pass too.
    */
   protected endpoints: EndpointsOrOne = NO_ATTEMPTS as never;
-  protected readonly helper: Helper;
+  /** The parent's helper (a field in {@link PickFirst}; the object itself in a petiole's endpoint child). */
+  protected abstract readonly helper: Helper;
 
-  /**
-   * @param helper the parent's helper; null only for a subclass that is its own helper (a petiole's
-   *   {@link EndpointChild}: one object per endpoint, not a policy and a helper beside it).
-   */
-  constructor(helper: Helper | null) {
-    this.helper = helper ?? (this as unknown as Helper);
+  private get firstPass(): boolean {
+    return (this.flags & FIRST_PASS) !== 0;
+  }
+  private set firstPass(on: boolean) {
+    this.flags = on ? this.flags | FIRST_PASS : this.flags & ~FIRST_PASS;
+  }
+  private get destroyed(): boolean {
+    return (this.flags & DESTROYED) !== 0;
+  }
+
+  // A default value is never written to an absent record, so a petiole child connecting at its first try makes
+  // none.
+  private get passIndex(): number {
+    return this.progress?.passIndex ?? 0;
+  }
+  private set passIndex(index: number) {
+    if (index !== 0 || this.progress !== null) this.progressRecord().passIndex = index;
+  }
+  private get passTimer(): CancelTimer | null {
+    return this.progress?.passTimer ?? null;
+  }
+  private set passTimer(timer: CancelTimer | null) {
+    if (timer !== null || this.progress !== null) this.progressRecord().passTimer = timer;
+  }
+  private get failuresAfterPass(): number {
+    return this.progress?.failuresAfterPass ?? 0;
+  }
+  private set failuresAfterPass(count: number) {
+    if (count !== 0 || this.progress !== null) this.progressRecord().failuresAfterPass = count;
+  }
+  private get lastError(): Status | null {
+    return this.progress?.lastError ?? null;
+  }
+  private set lastError(status: Status | null) {
+    if (status !== null || this.progress !== null) this.progressRecord().lastError = status;
+  }
+  private progressRecord(): PassProgress {
+    this.progress ??= new PassProgress();
+    return this.progress;
   }
 
   /** Whether a list has started a pass (or failed) here; false before the first list. */
@@ -282,22 +336,20 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
 
   resetBackoff(): void {
     for (const a of this.attempts) a.subchannel.resetBackoff();
-    this.selected?.subchannel.resetBackoff();
+    this.selected?.resetBackoff();
   }
 
   destroy(): void {
-    this.destroyed = true;
+    this.flags |= DESTROYED;
     this.releaseAttempts();
-    this.selected?.release();
-    this.selected = null;
+    this.releaseSelected();
   }
 
   /** Empty list, or a resolver error before any list: drop everything and fail (A62, sticky). */
   private failWithoutAddresses(status: Status): void {
     this.order = null;
     this.releaseAttempts();
-    this.selected?.release();
-    this.selected = null;
+    this.releaseSelected();
     this.helper.requestReresolution();
     this.report(TRANSIENT_FAILURE, status, new FailPicker(status));
   }
@@ -384,11 +436,13 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
           break;
       }
     }
-    this.passIndex = attempts.length;
+    // No address is waited on now: the pass waits for the outcomes of those in flight.
+    this.flags |= PASS_WALKED;
     this.maybeFinishPass();
   }
 
   private waitOn(index: number): void {
+    this.flags &= ~PASS_WALKED;
     this.passIndex = index;
     if (index === this.attempts.length - 1) return; // the last address: wait for the attempt itself
     this.passTimer = this.helper.clock.setTimer(this.settings.attemptDelayMs, () => {
@@ -406,10 +460,6 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   onAttemptState(a: Attempt, state: ConnectivityState, status: Status): void {
     if (a.released || this.destroyed) return;
     a.state = state;
-    if (a === this.selected) {
-      if (state !== READY) this.onSelectedLost(a);
-      return;
-    }
     switch (state) {
       case READY:
         // The first READY wins, even one we did not ask for.
@@ -419,7 +469,7 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
         this.lastError = status;
         a.failedThisPass = true;
         if (this.firstPass) {
-          if (this.attempts[this.passIndex] === a) {
+          if ((this.flags & PASS_WALKED) === 0 && this.attempts[this.passIndex] === a) {
             // The address being waited on failed: move on without waiting for the timer.
             this.cancelPassTimer();
             this.attemptFrom(this.passIndex + 1);
@@ -464,33 +514,40 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   /** Chooses a READY subchannel: every other subchannel is released, in-flight attempts included. */
   private select(a: Attempt): void {
     this.cancelPassTimer();
-    const previous = this.selected;
-    this.selected = a;
+    this.releaseSelected();
     const attempts = this.attempts;
     // A single-address pass (every petiole child's) has nothing else to keep.
     this.attempts =
       attempts.length === 1 && attempts[0] === a ? NO_ATTEMPTS : attempts.filter((x) => x !== a);
     this.releaseAttempts();
-    previous?.release();
+    const chosen = a.handOver();
+    this.selected = chosen;
+    watchSubchannelState(chosen, this);
     if (this.settings.healthWatch) {
-      a.watchHealth();
-      this.reportHealth(a, a.subchannel.health, OK_STATUS);
+      this.flags |= WATCHING_HEALTH;
+      watchSubchannelHealth(chosen, this);
+      this.reportHealth(chosen, chosen.health, OK_STATUS);
     } else {
-      this.report(READY, OK_STATUS, new SubchannelPicker(a.subchannel));
+      this.report(READY, OK_STATUS, new SubchannelPicker(chosen));
     }
   }
 
-  /** @internal Called by an Attempt's health watch. */
-  onAttemptHealth(a: Attempt, state: ConnectivityState, status: Status): void {
-    if (a === this.selected && a.state === READY) this.reportHealth(a, state, status);
+  /** @internal The chosen connection's connectivity: leaving READY loses it. */
+  onSubchannelState(state: ConnectivityState, _status: Status): void {
+    if (state !== READY && this.selected !== null && !this.destroyed) this.onSelectedLost();
+  }
+
+  /** @internal A61: the chosen connection's health, watched with the health watch on. */
+  onSubchannelHealth(state: ConnectivityState, status: Status): void {
+    if (this.selected !== null && !this.destroyed) this.reportHealth(this.selected, state, status);
   }
 
   /** A61: with the health watch on, the chosen connection's health is what the parent sees. */
-  private reportHealth(a: Attempt, health: ConnectivityState, status: Status): void {
+  private reportHealth(chosen: Subchannel, health: ConnectivityState, status: Status): void {
     if (health === READY) {
-      this.report(READY, OK_STATUS, new SubchannelPicker(a.subchannel));
+      this.report(READY, OK_STATUS, new SubchannelPicker(chosen));
     } else if (health === TRANSIENT_FAILURE) {
-      const failure = status.code === 0 ? unavailable(`backend ${a.key} is unhealthy`) : status;
+      const failure = status.code === 0 ? unavailable(`backend ${chosen.key} is unhealthy`) : status;
       this.report(TRANSIENT_FAILURE, failure, new FailPicker(failure));
     } else {
       this.report(health, OK_STATUS, queuePicker);
@@ -498,9 +555,8 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   }
 
   /** The chosen connection left READY: drop it, re-resolve, and go IDLE (or keep a newer list's pass). */
-  private onSelectedLost(a: Attempt): void {
-    a.release();
-    this.selected = null;
+  private onSelectedLost(): void {
+    this.releaseSelected();
     this.helper.requestReresolution();
     if (this.attempts.length > 0) {
       // A pass over a newer list was running while we served the old connection; it now decides.
@@ -508,14 +564,26 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
       else this.reportFailure();
       return;
     }
-    this.idleExitScheduled = false;
+    this.flags &= ~IDLE_EXIT_SCHEDULED;
     this.report(IDLE, OK_STATUS, new IdlePicker(() => this.scheduleExitIdle()));
+  }
+
+  private releaseSelected(): void {
+    const selected = this.selected;
+    if (selected === null) return;
+    this.selected = null;
+    unwatchSubchannelState(selected, this);
+    if ((this.flags & WATCHING_HEALTH) !== 0) {
+      this.flags &= ~WATCHING_HEALTH;
+      unwatchSubchannelHealth(selected, this);
+    }
+    selected.release();
   }
 
   /** A pick on the IDLE picker asks to reconnect; hop off the data path before touching subchannels. */
   private scheduleExitIdle(): void {
-    if (this.idleExitScheduled) return;
-    this.idleExitScheduled = true;
+    if ((this.flags & IDLE_EXIT_SCHEDULED) !== 0) return;
+    this.flags |= IDLE_EXIT_SCHEDULED;
     this.helper.clock.setTimer(0, () => this.exitIdle());
   }
 
@@ -530,6 +598,13 @@ export class PickFirst implements LoadBalancer<PickFirstConfig> {
   private report(state: ConnectivityState, status: Status, picker: Picker): void {
     this.reported = state;
     this.helper.updateState(state, status, picker);
+  }
+}
+
+/** pick_first as a policy under its parent's helper. */
+export class PickFirst extends PickFirstLeaf {
+  constructor(protected readonly helper: Helper) {
+    super();
   }
 }
 
