@@ -40,19 +40,19 @@ export function childHelper(parent: Helper, overrides: Overrides): Helper {
 
 /**
  * A child's helper as a class: the parent's helper, with `updateState` (and whatever else a subclass overrides)
- * intercepted. For parents that make one per child by the thousand (weighted_target's targets): methods on a
- * prototype instead of a fresh object of closures each, and the parent's clock and trace read through it
- * rather than copied into every instance.
+ * intercepted. Methods on a prototype instead of a fresh object of closures each, and the parent's clock and
+ * trace read through it rather than copied into every instance. The parent's helper and randomness are read
+ * through `parent` and `parentRandom`: {@link ForwardingHelper} keeps them as fields, while a class made by
+ * the ten thousand (weighted_target's per-target records) reaches them through an object it keeps anyway.
  */
-export abstract class ForwardingHelper implements Helper {
-  readonly [RANDOM]: () => number;
+export abstract class HelperForwarder implements Helper {
+  /** The parent's helper, which everything but `updateState` goes to. */
+  protected abstract readonly parent: Helper;
+  /** `randomOf(parent)`. */
+  protected abstract readonly parentRandom: () => number;
 
-  /** `random`: `randomOf(parent)`, when the caller has it already (a parent making thousands of these). */
-  constructor(
-    protected readonly parent: Helper,
-    random: () => number = randomOf(parent),
-  ) {
-    this[RANDOM] = random;
+  get [RANDOM](): () => number {
+    return this.parentRandom;
   }
 
   get clock(): Clock {
@@ -64,7 +64,7 @@ export abstract class ForwardingHelper implements Helper {
   }
 
   random(): number {
-    return this[RANDOM]();
+    return this.parentRandom();
   }
 
   abstract updateState(state: ConnectivityState, status: Status, picker: Picker): void;
@@ -75,5 +75,19 @@ export abstract class ForwardingHelper implements Helper {
 
   requestReresolution(): void {
     this.parent.requestReresolution();
+  }
+}
+
+/** A {@link HelperForwarder} that keeps its parent's helper (and randomness) itself. */
+export abstract class ForwardingHelper extends HelperForwarder {
+  protected readonly parentRandom: () => number;
+
+  /** `random`: `randomOf(parent)`, when the caller has it already (a parent making thousands of these). */
+  constructor(
+    protected readonly parent: Helper,
+    random: () => number = randomOf(parent),
+  ) {
+    super();
+    this.parentRandom = random;
   }
 }

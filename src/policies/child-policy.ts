@@ -4,6 +4,7 @@ import {
   type Endpoint,
   ForwardingHelper,
   type Helper,
+  HelperForwarder,
   type LoadBalancer,
   type ParsedLbConfig,
   type Picker,
@@ -18,14 +19,20 @@ const createdMessages = new WeakMap<PolicyFactory, () => string>();
 
 /** The trace message of a new instance, one per policy (not a closure per child created). */
 function createdMessage(factory: PolicyFactory): () => string {
+  // The last one first: a parent creates thousands of children of one policy in a row.
+  if (factory === lastFactory) return lastMessage;
   let message = createdMessages.get(factory);
   if (message === undefined) {
     const text = `child policy ${factory.name} created`;
     message = () => text;
     createdMessages.set(factory, message);
   }
+  lastFactory = factory;
+  lastMessage = message;
   return message;
 }
+let lastFactory: PolicyFactory | null = null;
+let lastMessage: () => string = () => '';
 
 /** The helper of a policy instance that replaced another under the same child: passes up only while live. */
 class InstanceHelper extends ForwardingHelper {
@@ -40,6 +47,9 @@ class InstanceHelper extends ForwardingHelper {
   }
 }
 
+/** What a destroyed slot's `live` holds: no instance's helper ever equals it, and it marks `this` as used. */
+const RETIRED = Object.freeze({}) as Helper;
+
 /**
  * The policy instance behind one named child of a multi-child policy (priority, weighted_target, …), and the
  * helper of that instance. Names let a config update reach the existing instance; a config naming a different
@@ -50,24 +60,21 @@ class InstanceHelper extends ForwardingHelper {
  * The first instance's helper is the slot itself, so a parent whose per-child record extends this class
  * (weighted_target's targets, by the ten thousand with a locality per endpoint) makes one object per child,
  * not three; only an instance replacing another gets a helper object of its own, so each instance's reports
- * stay tellable apart.
+ * stay tellable apart. The parent's helper, randomness and policy registry are read through abstract members,
+ * so such a record can reach them through its owner instead of keeping three fields each.
  */
-export abstract class ChildPolicySlot extends ForwardingHelper {
+export abstract class ChildPolicySlot extends HelperForwarder {
   private policy: LoadBalancer | null = null;
   private factory: PolicyFactory | null = null;
-  /** The live instance's helper (`this` or an InstanceHelper); null when there is none. */
+  /**
+   * The live instance's helper (`this` or an InstanceHelper); null before the first instance, RETIRED after
+   * destroy. Only the first instance may ever have `this` as its helper (a destroyed one stays muted): `this`
+   * is used once `live` is not null.
+   */
   private live: Helper | null = null;
-  /** Whether an instance has had `this` as its helper: only the first may, ever (a destroyed one stays muted). */
-  private selfUsed = false;
 
-  /** `random`: `parent`'s as {@link randomOf} gives it, when the caller has it already (one per parent). */
-  constructor(
-    parent: Helper,
-    private readonly registry: PolicyLookup,
-    random?: () => number,
-  ) {
-    super(parent, random);
-  }
+  /** Where new instances are made from. */
+  protected abstract readonly registry: PolicyLookup;
 
   /** The live instance's report. */
   protected abstract onPolicyState(state: ConnectivityState, status: Status, picker: Picker): void;
@@ -91,8 +98,7 @@ export abstract class ChildPolicySlot extends ForwardingHelper {
     let previous: LoadBalancer | null = null;
     if (parsed.factory !== this.factory) {
       previous = this.policy;
-      const helper: Helper = this.selfUsed ? new InstanceHelper(this) : this;
-      this.selfUsed = true;
+      const helper: Helper = this.live !== null ? new InstanceHelper(this) : this;
       this.live = helper;
       this.factory = parsed.factory;
       this.policy = parsed.factory.create(helper, this.registry);
@@ -112,7 +118,7 @@ export abstract class ChildPolicySlot extends ForwardingHelper {
   }
 
   protected destroyPolicy(): void {
-    this.live = null;
+    this.live = RETIRED;
     this.factory = null;
     const policy = this.policy;
     this.policy = null;
@@ -145,6 +151,16 @@ export abstract class ChildPolicySlot extends ForwardingHelper {
  * (priority, xds_wrr_locality, outlier_detection): the live instance's reports go to `helper`.
  */
 export class ChildPolicy extends ChildPolicySlot {
+  protected readonly parentRandom: () => number;
+
+  constructor(
+    protected readonly parent: Helper,
+    protected readonly registry: PolicyLookup,
+  ) {
+    super();
+    this.parentRandom = randomOf(parent);
+  }
+
   protected onPolicyState(state: ConnectivityState, status: Status, picker: Picker): void {
     this.parent.updateState(state, status, picker);
   }

@@ -28,7 +28,7 @@ const NO_CHILDREN: readonly EndpointChild[] = Object.freeze([]);
 const CHILD_CONFIG: PickFirstConfig = Object.freeze({ shuffleAddressList: false });
 /** The children's settings under a parent with none (shared by every list until its first update). */
 const HEALTH_WATCH_ONLY: ChannelArgs = Object.freeze({ [HEALTH_WATCH_ARG]: true });
-const childArgsCache = new WeakMap<ChannelArgs, ChannelArgs>();
+const childArgsCache = new WeakMap<ChannelArgs, ChannelArgs>([[NO_CHANNEL_ARGS, HEALTH_WATCH_ONLY]]);
 
 /**
  * A parent's settings plus the A61 health watch: one object per parent settings object, shared by every list
@@ -36,13 +36,19 @@ const childArgsCache = new WeakMap<ChannelArgs, ChannelArgs>();
  * settings again only when the object changes).
  */
 function childArgsFor(attributes: ChannelArgs): ChannelArgs {
+  // The last pair first: a parent hands one settings object to each of its thousands of petioles in a row.
+  if (attributes === lastParentArgs) return lastChildArgs;
   let args = childArgsCache.get(attributes);
   if (args === undefined) {
     args = Object.freeze({ ...attributes, [HEALTH_WATCH_ARG]: true });
     childArgsCache.set(attributes, args);
   }
+  lastParentArgs = attributes;
+  lastChildArgs = args;
   return args;
 }
+let lastParentArgs: ChannelArgs = NO_CHANNEL_ARGS;
+let lastChildArgs: ChannelArgs = HEALTH_WATCH_ONLY;
 
 /**
  * One endpoint of a petiole policy: the pick_first policy that connects to it (A61), which is also its own
@@ -66,7 +72,6 @@ export class EndpointChild extends PickFirstLeaf implements Helper {
   ownerData: unknown = undefined;
 
   constructor(
-    readonly key: string,
     endpoint: Endpoint,
     private readonly list: EndpointList,
     lazy: boolean,
@@ -75,6 +80,14 @@ export class EndpointChild extends PickFirstLeaf implements Helper {
     this.endpoints = endpoint;
     // A61: an eager child is assumed CONNECTING until it says otherwise; a lazy one is IDLE until started.
     this.state = lazy ? IDLE : CONNECTING;
+  }
+
+  /**
+   * The endpoint's {@link endpointKey} (the same for every endpoint this child is given): read from the
+   * endpoint, where a one-address endpoint's is cached on its address, rather than kept in a field.
+   */
+  get key(): string {
+    return endpointKey(this.endpoint);
   }
 
   /** pick_first's helper is this object: no field for it. */
@@ -127,7 +140,7 @@ export class EndpointChild extends PickFirstLeaf implements Helper {
   }
 
   createSubchannel(address: Address, attributes: Attributes): Subchannel {
-    return this.list.subchannelFor(this, this.list.helper.createSubchannel(address, attributes));
+    return this.list.wrapSubchannel(this, this.list.helper.createSubchannel(address, attributes));
   }
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
     this.list.onChildReport(this, state, status, picker);
@@ -165,30 +178,60 @@ export interface EndpointListOptions {
  * The shared petiole machinery (A61 "Endpoint list updates"): one pick_first child per endpoint, kept in a
  * Map by the unordered address set, so an update reuses unchanged endpoints (sending them the new address
  * order), creates new ones and destroys removed ones, in linear time. Children get the health watch option.
+ *
+ * A petiole either is one (the eager petioles extend it: one object per petiole, not a policy, a list and a
+ * counts record beside each other, which a target or locality per endpoint makes by the ten thousand) or owns
+ * one ({@link OwnedEndpointList}). The per-state counts are the list's own fields: {@link counts} is the list.
  */
-export class EndpointList {
+export abstract class EndpointList implements StateCounts {
   /**
    * The children by key, once the list has held two; until then `single` holds its only child, so the petiole
    * of a one-endpoint locality (tens of thousands of them in a tree with a locality per endpoint) has no Map.
    */
   private byKey: Map<string, EndpointChild> | null = null;
   private single: EndpointChild | null = null;
-  readonly counts: StateCounts = { IDLE: 0, CONNECTING: 0, READY: 0, TRANSIENT_FAILURE: 0, SHUTDOWN: 0 };
+  // How many children are in each state (read through `counts`).
+  IDLE = 0;
+  CONNECTING = 0;
+  READY = 0;
+  TRANSIENT_FAILURE = 0;
+  SHUTDOWN = 0;
   private updating = false;
   private generation = 0;
   private parentArgs: ChannelArgs = NO_CHANNEL_ARGS;
-  /** The settings every pick_first child gets: the parent's plus the A61 health watch. */
-  childArgs: ChannelArgs = HEALTH_WATCH_ONLY;
-  /** @internal Whether pick_first children start only when asked to connect. */
-  readonly lazy: boolean;
 
   constructor(
     /** @internal The parent's helper, which every child's helper forwards to. */
     readonly helper: Helper,
-    private readonly owner: EndpointListOwner,
-    options?: EndpointListOptions,
-  ) {
-    this.lazy = options?.lazy ?? false;
+  ) {}
+
+  /**
+   * @internal Whether pick_first children start only when asked to connect (A61: ring_hash connects lazily,
+   * while pick_first connects as soon as it has addresses); until then a child is IDLE.
+   */
+  get lazy(): boolean {
+    return false;
+  }
+
+  /** The settings every pick_first child gets: the parent's plus the A61 health watch. */
+  get childArgs(): ChannelArgs {
+    return childArgsFor(this.parentArgs);
+  }
+
+  /** A child reported; `previous` is its state before. Not called for reports made during an update. */
+  protected abstract onChildState(child: EndpointChild, previous: ConnectivityState): void;
+
+  /**
+   * @internal What a child's pick_first gets for a new subchannel of that child: the subchannel itself unless
+   * a subclass wraps it (weighted_round_robin).
+   */
+  wrapSubchannel(_child: EndpointChild, subchannel: Subchannel): Subchannel {
+    return subchannel;
+  }
+
+  /** How many children are in each state: the list itself. */
+  get counts(): Readonly<StateCounts> {
+    return this;
   }
 
   get size(): number {
@@ -227,50 +270,25 @@ export class EndpointList {
    * first, and `onDuplicate` hears of each one (ring_hash sums their weights). Returns the distinct children
    * in list order.
    */
-  update(
+  updateEndpoints(
     endpoints: readonly Endpoint[],
     attributes: ChannelArgs,
     onDuplicate?: (child: EndpointChild, duplicate: Endpoint) => void,
   ): EndpointChild[] {
-    const argsChanged = !sameChannelArgs(attributes, this.parentArgs);
-    if (argsChanged) {
-      this.parentArgs = attributes;
-      this.childArgs = childArgsFor(attributes);
-    }
-    const childArgs = this.childArgs;
+    const argsChanged = this.takeArgs(attributes);
     // Mark and sweep by generation rather than building a second Map: a re-delivered list of 10,000
     // endpoints then costs one lookup per endpoint.
     const generation = ++this.generation;
-    // Sized for the list at once (trimmed below if it had duplicates): no growth steps, and a one-endpoint
-    // list makes a one-slot array.
+    // Sized for the list at once (trimmed below if it had duplicates): no growth steps.
     const distinct: EndpointChild[] = new Array(endpoints.length);
     let count = 0;
     this.updating = true;
     workMeter.visits += endpoints.length;
     try {
       for (const e of endpoints) {
-        const key = endpointKey(e);
-        let child = this.find(key);
-        const isNew = child === undefined;
-        if (child === undefined) {
-          child = this.createChild(key, e);
-          this.add(key, child);
-        } else if (child.generation === generation) {
-          onDuplicate?.(child, e); // a duplicate of an endpoint already in this list
-          continue;
-        }
-        child.generation = generation;
-        distinct[count++] = child;
-        if (isNew) {
-          if (!this.lazy) child.updateChild(childArgs, e);
-          continue;
-        }
-        const previous = child.endpoint;
-        // An endpoint re-delivered as it was needs nothing from its child (hot for large, stable lists).
-        const unchanged =
-          previous === e || (previous.attributes === e.attributes && sameAddressOrder(previous, e));
-        if (unchanged && !argsChanged) child.sameEndpoint(e);
-        else child.updateChild(childArgs, e);
+        const child = this.place(e, generation, argsChanged);
+        if (child !== null) distinct[count++] = child;
+        else onDuplicate?.(this.find(endpointKey(e))!, e); // a duplicate of an endpoint already in this list
       }
       if (count < distinct.length) distinct.length = count;
       if (count < this.size) this.sweep(generation);
@@ -278,6 +296,56 @@ export class EndpointList {
       this.updating = false;
     }
     return distinct;
+  }
+
+  /**
+   * {@link updateEndpoints} for a list of one endpoint, returning its child: no array of one (a target or
+   * locality per endpoint makes tens of thousands of one-endpoint lists).
+   */
+  updateOneEndpoint(endpoint: Endpoint, attributes: ChannelArgs): EndpointChild {
+    const argsChanged = this.takeArgs(attributes);
+    const generation = ++this.generation;
+    this.updating = true;
+    workMeter.visits++;
+    try {
+      const child = this.place(endpoint, generation, argsChanged)!;
+      if (this.size > 1) this.sweep(generation);
+      return child;
+    } finally {
+      this.updating = false;
+    }
+  }
+
+  /** Takes the parent's settings; whether they changed. */
+  private takeArgs(attributes: ChannelArgs): boolean {
+    if (sameChannelArgs(attributes, this.parentArgs)) return false;
+    this.parentArgs = attributes;
+    return true;
+  }
+
+  /**
+   * Finds or makes the child of `e` and marks it as in this update (`generation`), passing it the endpoint
+   * as needed; null when an earlier endpoint of this update had the same key (a duplicate).
+   */
+  private place(e: Endpoint, generation: number, argsChanged: boolean): EndpointChild | null {
+    const key = endpointKey(e);
+    let child = this.find(key);
+    if (child === undefined) {
+      child = this.createChild(e);
+      this.add(key, child);
+      child.generation = generation;
+      if (!this.lazy) child.updateChild(childArgsFor(this.parentArgs), e);
+      return child;
+    }
+    if (child.generation === generation) return null;
+    child.generation = generation;
+    const previous = child.endpoint;
+    // An endpoint re-delivered as it was needs nothing from its child (hot for large, stable lists).
+    const unchanged =
+      previous === e || (previous.attributes === e.attributes && sameAddressOrder(previous, e));
+    if (unchanged && !argsChanged) child.sameEndpoint(e);
+    else child.updateChild(childArgsFor(this.parentArgs), e);
+    return child;
   }
 
   private sweep(generation: number): void {
@@ -305,30 +373,52 @@ export class EndpointList {
     this.single = null;
   }
 
-  private createChild(key: string, e: Endpoint): EndpointChild {
-    const child = new EndpointChild(key, e, this, this.lazy);
-    this.counts[child.state]++;
+  private createChild(e: Endpoint): EndpointChild {
+    const child = new EndpointChild(e, this, this.lazy);
+    this[child.state]++;
     return child;
   }
 
   private destroyChild(child: EndpointChild): void {
-    this.counts[child.state]--;
+    this[child.state]--;
     child.destroyChild();
   }
 
-  /** @internal EndpointChild's: the owner's wrapping of a new subchannel of `child`. */
-  subchannelFor(child: EndpointChild, subchannel: Subchannel): Subchannel {
-    return this.owner.wrapSubchannel?.(child, subchannel) ?? subchannel;
-  }
-
+  /** @internal EndpointChild's: its report. */
   onChildReport(child: EndpointChild, state: ConnectivityState, status: Status, picker: Picker): void {
     if (child.state === SHUTDOWN) return;
     const previous = child.state;
-    this.counts[previous]--;
-    this.counts[state]++;
+    this[previous]--;
+    this[state]++;
     child.state = state;
     child.status = status;
     child.picker = picker;
-    if (!this.updating) this.owner.onChildState(child, previous);
+    if (!this.updating) this.onChildState(child, previous);
+  }
+}
+
+/** An {@link EndpointList} a policy owns rather than is (ring_hash): reports go to `owner`. */
+export class OwnedEndpointList extends EndpointList {
+  private readonly startsLazily: boolean;
+
+  constructor(
+    helper: Helper,
+    private readonly owner: EndpointListOwner,
+    options?: EndpointListOptions,
+  ) {
+    super(helper);
+    this.startsLazily = options?.lazy ?? false;
+  }
+
+  override get lazy(): boolean {
+    return this.startsLazily;
+  }
+
+  protected onChildState(child: EndpointChild, previous: ConnectivityState): void {
+    this.owner.onChildState(child, previous);
+  }
+
+  override wrapSubchannel(child: EndpointChild, subchannel: Subchannel): Subchannel {
+    return this.owner.wrapSubchannel?.(child, subchannel) ?? subchannel;
   }
 }

@@ -190,7 +190,9 @@ export class LeastRequestPicker implements Picker {
  * "Duplicate addresses in resolution result").
  */
 export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestSlot> {
-  protected override readonly entryWidth = 2;
+  protected override get entryWidth(): number {
+    return 2;
+  }
   private choiceCount = DEFAULT_CHOICE_COUNT;
   private readonly random: () => number;
 

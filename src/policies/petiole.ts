@@ -11,12 +11,11 @@ import {
   queuePicker,
   READY,
   type Status,
-  type Subchannel,
   TRANSIENT_FAILURE,
   unavailable,
   workMeter,
 } from '../core/index.js';
-import { type EndpointChild, EndpointList, type EndpointListOwner } from './endpoint-list.js';
+import { type EndpointChild, EndpointList } from './endpoint-list.js';
 import { type ArraySnapshot, SnapshotArray } from './snapshot-array.js';
 
 const NO_CHILDREN = Object.freeze([]) as unknown as EndpointChild[];
@@ -38,9 +37,9 @@ const ENTRY: unknown[] = [];
  * cost O(n) in total (a connect storm), not a rebuild over every READY child each time.
  */
 export abstract class EagerPetiole<Config, Entry = Picker>
-  implements LoadBalancer<Config>, EndpointListOwner
+  extends EndpointList
+  implements LoadBalancer<Config>
 {
-  protected readonly list: EndpointList;
   /**
    * The READY children's entries, each `entryWidth` slots, in the order of `readyChildren`. Made the first time
    * a picker needs a snapshot of them (null until then): a round_robin of one endpoint (a target or locality
@@ -60,13 +59,15 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   /** The child whose failure the TRANSIENT_FAILURE picker shows (its real connection error). */
   private lastFailed: EndpointChild | null = null;
 
-  constructor(protected readonly helper: Helper) {
-    // The petiole is its list's owner itself: no closures per petiole (a locality per endpoint makes many).
-    this.list = new EndpointList(helper, this);
+  // The petiole is its endpoint list (one object per petiole: a locality per endpoint makes many).
+  constructor(helper: Helper) {
+    super(helper);
   }
 
   /** How many slots each READY child's entry takes (parallel fields a pick reads without a hop). */
-  protected readonly entryWidth: number = 1;
+  protected get entryWidth(): number {
+    return 1;
+  }
 
   /**
    * What the picker needs of a READY child: writes its `entryWidth` values into `into[0]`, `into[1]`, …
@@ -87,14 +88,6 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     return null;
   }
 
-  /**
-   * @internal What a child's pick_first gets for a new subchannel of that child (weighted_round_robin wraps
-   * it).
-   */
-  wrapSubchannel(_child: EndpointChild, subchannel: Subchannel): Subchannel {
-    return subchannel;
-  }
-
   /** Takes the config of an accepted update, just before the picker is rebuilt. */
   protected applyConfig(_config: Config): void {}
 
@@ -112,19 +105,32 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
     if (!update.endpoints.ok) {
       // With endpoints already in hand a resolver error changes nothing.
-      if (this.list.size === 0) {
+      if (this.size === 0) {
         this.fail(unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`));
       }
       return false;
     }
     if (update.endpoints.value.length === 0) {
-      this.list.destroyAll();
+      this.destroyAll();
       this.clearReady();
       this.fail(unavailable(`empty endpoint list${note}`));
       return false;
     }
+    const endpoints = update.endpoints.value;
+    if (endpoints.length === 1) {
+      // One endpoint (a target or locality per endpoint makes tens of thousands of these): no array of one.
+      const child = this.updateOneEndpoint(endpoints[0]!, update.attributes);
+      this.applyConfig(update.config);
+      this.clearReady();
+      workMeter.visits += 2;
+      if (child.state === READY) this.addReady(child);
+      else child.slot = -1;
+      this.afterUpdate(child);
+      this.aggregate();
+      return true;
+    }
     // The distinct children in list order: an array walks faster than the list's Map.
-    const children = this.list.update(update.endpoints.value, update.attributes);
+    const children = this.updateEndpoints(endpoints, update.attributes);
     this.applyConfig(update.config);
     // The update is O(n) anyway: the READY set starts over, in list order.
     this.clearReady();
@@ -135,13 +141,15 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       else child.slot = -1;
     }
     // Apart, since exitIdle may make a child report (and join the READY set) at once.
-    for (let i = 0; i < children.length; i++) {
-      const child = children[i]!;
-      if (child.state === TRANSIENT_FAILURE) this.lastFailed = child;
-      else if (child.state === IDLE) child.exitIdle();
-    }
+    for (let i = 0; i < children.length; i++) this.afterUpdate(children[i]!);
     this.aggregate();
     return true;
+  }
+
+  /** After an update has placed every child: remembers a failed one's error, wakes an IDLE one. */
+  private afterUpdate(child: EndpointChild): void {
+    if (child.state === TRANSIENT_FAILURE) this.lastFailed = child;
+    else if (child.state === IDLE) child.exitIdle();
   }
 
   /**
@@ -150,18 +158,18 @@ export abstract class EagerPetiole<Config, Entry = Picker>
    * children here made each RPC O(n).
    */
   exitIdle(): void {
-    if (this.list.counts[IDLE] === 0) return;
-    workMeter.visits += this.list.size;
-    for (const child of this.list.children) if (child.state === IDLE) child.exitIdle();
+    if (this.counts[IDLE] === 0) return;
+    workMeter.visits += this.size;
+    for (const child of this.children) if (child.state === IDLE) child.exitIdle();
   }
 
   resetBackoff(): void {
-    workMeter.visits += this.list.size;
-    for (const child of this.list.children) child.resetBackoff();
+    workMeter.visits += this.size;
+    for (const child of this.children) child.resetBackoff();
   }
 
   destroy(): void {
-    this.list.destroyAll();
+    this.destroyAll();
     this.clearReady();
   }
 
@@ -246,8 +254,8 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     this.report(TRANSIENT_FAILURE, status, new FailPicker(status));
   }
 
-  /** @internal The list's: a child reported (outside an update). */
-  onChildState(child: EndpointChild, previous: ConnectivityState): void {
+  /** A child reported (outside an update). */
+  protected onChildState(child: EndpointChild, previous: ConnectivityState): void {
     if (previous === READY) {
       if (child.state === READY) this.replaceReady(child);
       else this.removeReady(child);
@@ -271,7 +279,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   /** A61 petiole state: READY > CONNECTING (or IDLE) > TRANSIENT_FAILURE, with sticky TF. */
   private aggregate(): void {
     workMeter.visits++;
-    const counts = this.list.counts;
+    const counts = this.counts;
     if (counts[READY] > 0) {
       const one = this.readyCount() === 1 ? (this.readyOnly ?? this.readyChildren[0]!) : null;
       const only = one !== null ? this.onlyReadyPicker(one) : null;

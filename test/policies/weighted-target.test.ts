@@ -131,6 +131,40 @@ describe('weighted_target children (A28 "Weighted target LB policy", A56 "Hierar
     assert.equal(w.get('c').updates.length, cUpdates, 'a retained target gets no update');
   });
 
+  test('targets are kept by name, not position: a reordered update, a new target in between and a returning one keep every child, and weights follow names', () => {
+    // A28: targets are a map by name. An update finds each target at its old position first and by name
+    // only when that misses; whatever order the names come in, each must reach its own child.
+    const w = puppetWorld();
+    const counts = () => {
+      const seen: Record<string, number> = {};
+      for (let i = 0; i < 400; i++) {
+        const name = pickedPuppet(w.sim);
+        seen[name] = (seen[name] ?? 0) + 1;
+      }
+      return seen;
+    };
+    w.sim.update([], puppets(['a', 'b', 'c', 'd'], { a: 1, b: 1, c: 1, d: 1 }));
+    for (const name of ['a', 'b', 'c', 'd']) w.get(name).report('READY');
+    // d removed (retained); the rest reordered, with a new target e in between.
+    w.sim.update([], puppets(['c', 'e', 'a', 'b'], { a: 1, b: 1, c: 97, e: 1 }));
+    assert.equal(w.all.length, 5, 'only e is new');
+    w.get('e').report('READY');
+    const reordered = counts();
+    assert.equal(reordered.d, undefined, 'd is retained, never picked');
+    assert.ok(reordered.c! > 330, `c has 97 of 100 weight: ${JSON.stringify(reordered)}`);
+    // d comes back first, in another order again: its retained child, with its new weight.
+    w.sim.update([], puppets(['d', 'b', 'a', 'c', 'e'], { a: 1, b: 1, c: 1, d: 96, e: 1 }));
+    assert.equal(w.all.length, 5, 'd is reused from retention');
+    assert.equal(w.get('d').destroyed, false);
+    const back = counts();
+    assert.ok(back.d! > 330, `d has 96 of 100 weight: ${JSON.stringify(back)}`);
+    w.sim.advance(RETENTION * 2);
+    assert.ok(
+      ['a', 'b', 'c', 'd', 'e'].every((name) => !w.get(name).destroyed),
+      'no current target is left in retention',
+    );
+  });
+
   test('a target new in an update carrying a resolver error gets its share of the last good list; the others keep theirs', () => {
     const sim = new Simulation();
     const config = (names: string[]) =>

@@ -22,7 +22,7 @@ import {
   unavailable,
   workMeter,
 } from '../../core/index.js';
-import { type EndpointChild, EndpointList } from '../endpoint-list.js';
+import { type EndpointChild, OwnedEndpointList } from '../endpoint-list.js';
 import { effectiveRingSizes, parseRingHashConfig, RING_HASH, type RingHashConfig } from './config.js';
 import { RingHashPicker } from './picker.js';
 import { buildRing, type Ring } from './ring.js';
@@ -34,7 +34,7 @@ import { RingView } from './ring-view.js';
  * connection to that endpoint is wanted (a pick lands on it, or the A61 proactive rule picks it).
  */
 export class RingHash implements LoadBalancer<RingHashConfig> {
-  private readonly list: EndpointList;
+  private readonly list: OwnedEndpointList;
   private ring: Ring | null = null;
   /** The distinct endpoints of the current list in list order; a child's `slot` is its index here. */
   private children: EndpointChild[] = [];
@@ -74,7 +74,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
   private readonly random: () => number;
 
   constructor(private readonly helper: Helper) {
-    this.list = new EndpointList(
+    this.list = new OwnedEndpointList(
       helper,
       { onChildState: (child, previous) => this.onChildState(child, previous) },
       { lazy: true },
@@ -136,7 +136,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
   ): void {
     const duplicates: EndpointChild[] = [];
     const duplicateEndpoints: Endpoint[] = [];
-    const children = this.list.update(endpoints, attributes, (child, e) => {
+    const children = this.list.updateEndpoints(endpoints, attributes, (child, e) => {
       duplicates.push(child);
       duplicateEndpoints.push(e);
     });

@@ -55,7 +55,7 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     const periodChanged = config.weightUpdatePeriodMs !== this.config.weightUpdatePeriodMs;
     const oobChanged = oobPeriod(config) !== oobPeriod(this.config);
     this.config = config;
-    for (const child of this.list.children) this.weights.get(child)?.setConfig(config);
+    for (const child of this.children) this.weights.get(child)?.setConfig(config);
     // A58 "OOB Load Reporting": watches start, stop, or restart with the new period on the live subchannels.
     if (oobChanged) for (const subchannel of this.watched) subchannel.setOobPeriod(oobPeriod(config));
     this.built = null; // penalty or periods may have changed the weights

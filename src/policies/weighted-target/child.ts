@@ -15,7 +15,15 @@ import { ChildPolicySlot } from '../child-policy.js';
 import { RetentionTimer } from '../retention-timer.js';
 import type { WeightedTargetChildConfig } from './config.js';
 
+/** A destroyed target's `retention`: never started again. */
+const DESTROYED = new RetentionTimer(null as never, () => {});
+
 export interface WeightedTargetChildOwner {
+  /** The policy's own helper, which its targets' policies reach through their target. */
+  readonly helper: Helper;
+  /** `randomOf(helper)`. */
+  readonly random: () => number;
+  readonly registry: PolicyLookup;
   /** The child reported; `previous` is its state before. */
   onChildReport(child: WeightedTargetChild, previous: ConnectivityState): void;
   onRetentionExpired(child: WeightedTargetChild): void;
@@ -33,18 +41,32 @@ export class WeightedTargetChild extends ChildPolicySlot {
   weight = 1;
   /** The owner's index of this target among its active ones (-1 while retained); during an update, its index in it. */
   slot = -1;
-  /** Made when the target is first removed: most targets never are, and there may be tens of thousands. */
+  /**
+   * Made when the target is first removed: most targets never are, and there may be tens of thousands.
+   * DESTROYED once the target is destroyed.
+   */
   private retention: RetentionTimer | null = null;
-  private destroyed = false;
 
   constructor(
     readonly name: string,
-    parent: Helper,
-    registry: PolicyLookup,
     private readonly owner: WeightedTargetChildOwner,
-    random: () => number,
   ) {
-    super(parent, registry, random);
+    super();
+  }
+
+  // Read through the owner: three fields fewer on each of (possibly) tens of thousands of targets.
+  protected get parent(): Helper {
+    return this.owner.helper;
+  }
+  protected get parentRandom(): () => number {
+    return this.owner.random;
+  }
+  protected get registry(): PolicyLookup {
+    return this.owner.registry;
+  }
+
+  private get destroyed(): boolean {
+    return this.retention === DESTROYED;
   }
 
   /** A removed target waiting out its retention interval: kept for reuse, never picked. */
@@ -88,8 +110,8 @@ export class WeightedTargetChild extends ChildPolicySlot {
   }
 
   destroy(): void {
-    this.destroyed = true;
     this.reactivate();
+    this.retention = DESTROYED;
     this.destroyPolicy();
   }
 

@@ -73,10 +73,6 @@ export class AliasTable {
  * report makes besides the pickers' snapshot: the READY weights it saw are their version and total.
  */
 export class WeightedPicker implements Picker {
-  private readonly n: number;
-  private readonly total: number;
-  private readonly keep: Float64Array;
-  private readonly alias: Int32Array;
   /** The READY weights' version and sum when this picker was built. */
   private readonly readyVersion: number;
   /** @internal */
@@ -88,17 +84,15 @@ export class WeightedPicker implements Picker {
    * `random` is uniform in [0, 1) (the policy's `helper.random`, bound); `ready`, the READY targets' weights
    * (needed when some slot is null).
    */
+  // The table is shared with every picker of the same update, not copied into each (a connect storm builds one
+  // picker per report).
   constructor(
-    table: AliasTable,
+    private readonly table: AliasTable,
     private readonly pickers: ArraySnapshot<Picker | null>,
     private readonly random: () => number,
     private readonly ready: ReadyWeights | null = null,
   ) {
     if (pickers.length !== table.n) throw new RangeError('WeightedPicker needs one picker per weight');
-    this.n = table.n;
-    this.total = table.total;
-    this.keep = table.keep;
-    this.alias = table.alias;
     this.readyVersion = ready?.version ?? 0;
     this.readyTotal = ready?.total ?? 0;
   }
@@ -113,12 +107,13 @@ export class WeightedPicker implements Picker {
 
   pick(args: PickArgs): PickResult {
     // One random number: its integer part picks the column, its fraction the threshold within it.
-    const n = this.n;
+    const table = this.table;
+    const n = table.n;
     const x = this.random() * n;
     // x < n always in exact arithmetic; rounding of random() * n can reach n itself.
     const column = x < n ? x | 0 : n - 1;
-    const threshold = (x - column) * this.total;
-    const picker = this.pickers.at(threshold < this.keep[column]! ? column : this.alias[column]!);
+    const threshold = (x - column) * table.total;
+    const picker = this.pickers.at(threshold < table.keep[column]! ? column : table.alias[column]!);
     return picker !== null ? picker.pick(args) : this.pickReady(args);
   }
 

@@ -49,8 +49,11 @@ const NO_TARGETS_PICKER = new FailPicker(NO_TARGETS);
  * READY weights (a Fenwick tree) change in place, and pickers take O(1) snapshots of them.
  */
 export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, WeightedTargetChildOwner {
-  /** Current targets and retained removed ones, by name. */
-  private readonly children = new Map<string, WeightedTargetChild>();
+  /**
+   * Removed targets waiting out their retention, by name (null while there has been none). The current ones
+   * are `active`, by slot: an update finds each by its position first, and by name only when that misses.
+   */
+  private retained: Map<string, WeightedTargetChild> | null = null;
   /** The last good endpoint list: a target new in an update with a resolver error gets its share of it. */
   private lastEndpoints: readonly Endpoint[] | null = null;
   /** Child reports during an update are recorded only; the update aggregates once at its end. */
@@ -59,7 +62,7 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
   private reported: ConnectivityState | null = null;
   /** The child that failed last: its error is the status of our TRANSIENT_FAILURE. */
   private lastFailed: WeightedTargetChild | null = null;
-  /** The active (not retained) targets, by slot; each knows its slot. */
+  /** The active (not retained) targets, by slot (the order of the latest update's targets); each knows its slot. */
   private active: WeightedTargetChild[] = [];
   /** How many active targets are in each state. */
   private counts = { IDLE: 0, CONNECTING: 0, READY: 0, TRANSIENT_FAILURE: 0, SHUTDOWN: 0 };
@@ -71,12 +74,14 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
   private allPickers = new SnapshotArray<Picker>();
   private readyWeights: ReadyWeights | null = null;
 
-  /** `helper.random` as one standalone function, for every picker this policy builds. */
-  private readonly random: () => number;
+  /** @internal `helper.random` as one standalone function, for every picker this policy builds (and its targets). */
+  readonly random: () => number;
 
   constructor(
-    private readonly helper: Helper,
-    private readonly registry: PolicyLookup,
+    /** @internal Its targets' policies reach the channel through it. */
+    readonly helper: Helper,
+    /** @internal */
+    readonly registry: PolicyLookup,
   ) {
     this.random = randomOf(helper);
   }
@@ -85,28 +90,36 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     if (this.destroyed) return false;
     const { targets, childOf } = update.config;
     if (update.endpoints.ok) this.lastEndpoints = update.endpoints.value;
+    const previous = this.active;
+    const retained = this.retained;
     this.updating = true;
-    workMeter.visits += 2 * targets.size + this.children.size;
+    workMeter.visits += 2 * targets.size + previous.length;
+    // Every target's child (made, reused or brought back from retention), its config, and whether it is new,
+    // by its index in this update, which its `slot` holds from here on.
+    const updated: WeightedTargetChild[] = new Array(targets.size);
     try {
-      // Every target's child (made, reused or brought back from retention), its config, and whether it is
-      // new, by its index in this update, which its `slot` holds until assignSlots.
-      const updated: WeightedTargetChild[] = new Array(targets.size);
       const configs: WeightedTargetChildConfig[] = new Array(targets.size);
       const isNew = new Uint8Array(targets.size);
       let fresh = 0;
       let index = 0;
-      // The first update finds no child to reuse: no lookup (a target per endpoint makes 10,000s of them).
-      const reusing = this.children.size > 0;
+      let byName: Map<string, WeightedTargetChild> | null = null;
       // forEach, not for-of over entries: no [name, target] pair allocated per target.
       targets.forEach((target, name) => {
-        let child = reusing ? this.children.get(name) : undefined;
+        // The target at the same position last time, if it has this name (a config re-delivered, or one that
+        // kept its targets' order); else looked up by name, in an index made only when that first misses. A
+        // first update looks nothing up.
+        let child = previous[index];
+        if (child === undefined || child.name !== name) {
+          if (byName === null && previous.length > 0) byName = indexByName(previous);
+          child = byName?.get(name) ?? retained?.get(name);
+        }
         if (child === undefined) {
-          child = new WeightedTargetChild(name, this.helper, this.registry, this, this.random);
-          this.children.set(name, child);
+          child = new WeightedTargetChild(name, this);
           isNew[index] = 1;
           fresh++;
-        } else {
+        } else if (child.deactivated) {
           child.reactivate();
+          retained!.delete(name);
         }
         child.slot = index;
         updated[index] = child;
@@ -116,7 +129,7 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
       // keep the endpoints they have); a target new in such an update gets its share of the last good list.
       const shares: (Endpoint[] | undefined)[] = new Array(updated.length);
       const dealt = update.endpoints.ok ? update.endpoints.value : fresh > 0 ? this.lastEndpoints : null;
-      if (dealt !== null) this.deal(dealt, childOf, updated, shares, update.endpoints.ok ? null : isNew);
+      if (dealt !== null) deal(dealt, childOf, updated, shares, update.endpoints.ok ? null : isNew);
       for (let i = 0; i < updated.length; i++) {
         const endpoints: StatusOr<readonly Endpoint[]> =
           dealt !== null && (update.endpoints.ok || isNew[i] === 1)
@@ -124,111 +137,63 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
             : update.endpoints;
         updated[i]!.update(configs[i]!, endpoints, update.attributes, update.resolutionNote);
       }
-      // Every target has its child now: only when there are more children is one of them no longer listed.
-      if (this.children.size > targets.size) {
-        this.children.forEach((child, name) => {
-          if (!targets.has(name)) child.deactivate(WEIGHTED_TARGET_CHILD_RETENTION_MS);
-        });
+      // A target of the last update that this one does not list (its slot is another's now) is retained.
+      for (let i = 0; i < previous.length; i++) {
+        const child = previous[i]!;
+        if (updated[child.slot] === child) continue;
+        child.slot = -1;
+        this.retained ??= new Map();
+        this.retained.set(child.name, child);
+        child.deactivate(WEIGHTED_TARGET_CHILD_RETENTION_MS);
       }
     } finally {
       this.updating = false;
     }
     // Weights may have changed even where no state did: always rebuild.
-    this.assignSlots();
+    this.assignSlots(updated);
     this.aggregate();
     // Like priority: rejected only when there is no list or nothing to route to; each child deals with its own
     // share (an empty share makes that child fail, not its siblings).
     return update.endpoints.ok && targets.size > 0;
   }
 
-  /**
-   * Collects each updated target's share of `endpoints` into `shares` (by the target's index in `updated`,
-   * which its slot holds during the update); endpoints of other names, or of retained targets, are dropped.
-   * `onlyNew`: when given, only the targets it marks (new in this update) take a share.
-   */
-  private deal(
-    endpoints: readonly Endpoint[],
-    childOf: WeightedTargetConfig['childOf'],
-    updated: readonly WeightedTargetChild[],
-    shares: (Endpoint[] | undefined)[],
-    onlyNew: Uint8Array | null,
-  ): void {
-    const children = this.children;
-    let lastName: string | undefined;
-    let index = -1;
-    dealEndpoints(endpoints, childOf, (name, e) => {
-      // Endpoints of one target usually come together: skip the lookup while the name repeats. And targets
-      // usually come in the order of their first endpoints (xds_wrr_locality's are in first-seen order): the
-      // target after the last one is tried by name before the Map.
-      if (name !== lastName) {
-        lastName = name;
-        const next = updated[index + 1];
-        if (next !== undefined && next.name === name) {
-          index++;
-        } else {
-          const child = children.get(name);
-          index = child !== undefined && updated[child.slot] === child ? child.slot : -1;
-        }
-        if (onlyNew !== null && index >= 0 && onlyNew[index] === 0) index = -1;
-      }
-      if (index < 0) return;
-      const share = shares[index];
-      // Made holding its first endpoint: an empty array's first push reserves 17 slots, and one endpoint per
-      // target (a locality per endpoint) is a common shape.
-      if (share === undefined) shares[index] = [e];
-      else share.push(e);
-    });
-  }
-
   exitIdle(): void {
-    workMeter.visits += this.children.size;
-    for (const child of this.children.values()) if (!child.deactivated) child.exitIdle();
+    workMeter.visits += this.active.length;
+    for (const child of this.active) child.exitIdle();
   }
 
   resetBackoff(): void {
-    workMeter.visits += this.children.size;
-    for (const child of this.children.values()) child.resetBackoff();
+    workMeter.visits += this.active.length + (this.retained?.size ?? 0);
+    for (const child of this.active) child.resetBackoff();
+    if (this.retained !== null) for (const child of this.retained.values()) child.resetBackoff();
   }
 
   destroy(): void {
     this.destroyed = true;
-    for (const child of this.children.values()) child.destroy();
-    this.children.clear();
+    for (const child of this.active) child.destroy();
+    if (this.retained !== null) for (const child of this.retained.values()) child.destroy();
+    this.retained = null;
     this.active = [];
   }
 
-  /** After an update: slots, counts, weights and pickers of the active targets, built in O(n). */
-  private assignSlots(): void {
-    const size = this.children.size;
+  /** After an update: slots, counts, weights and pickers of its targets (`updated`, in slot order), in O(n). */
+  private assignSlots(updated: WeightedTargetChild[]): void {
+    const n = updated.length;
     // This loop, the alias table and the Fenwick tree.
-    workMeter.visits += 3 * size;
-    // Sized at once (trimmed to the active targets after): no growth steps. forEach, not for-of: no iterator
-    // result per child.
-    const active: WeightedTargetChild[] = new Array(size);
-    const weights: number[] = new Array(size);
-    const readyPickers: (Picker | null)[] = new Array(size);
-    const allPickers: Picker[] = new Array(size);
+    workMeter.visits += 3 * n;
+    // Sized at once: no growth steps.
+    const weights: number[] = new Array(n);
+    const readyPickers: (Picker | null)[] = new Array(n);
+    const allPickers: Picker[] = new Array(n);
     const counts = { IDLE: 0, CONNECTING: 0, READY: 0, TRANSIENT_FAILURE: 0, SHUTDOWN: 0 };
-    let n = 0;
-    this.children.forEach((child) => {
-      if (child.deactivated) {
-        child.slot = -1;
-        return;
-      }
-      child.slot = n;
-      active[n] = child;
-      weights[n] = child.weight;
-      readyPickers[n] = child.state === READY ? child.picker : null;
-      allPickers[n++] = child.picker;
+    for (let slot = 0; slot < n; slot++) {
+      const child = updated[slot]!;
+      weights[slot] = child.weight;
+      readyPickers[slot] = child.state === READY ? child.picker : null;
+      allPickers[slot] = child.picker;
       counts[child.state]++;
-    });
-    if (n < size) {
-      active.length = n;
-      weights.length = n;
-      readyPickers.length = n;
-      allPickers.length = n;
     }
-    this.active = active;
+    this.active = updated;
     this.counts = counts;
     this.readyPickers = SnapshotArray.adopt(readyPickers);
     this.allPickers = SnapshotArray.adopt(allPickers);
@@ -259,9 +224,9 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
 
   /** @internal WeightedTargetChildOwner */
   onRetentionExpired(child: WeightedTargetChild): void {
-    if (this.children.get(child.name) !== child) return;
+    if (this.retained?.get(child.name) !== child) return;
     this.helper.trace(() => `weighted_target: removed target ${child.name} destroyed after retention`);
-    this.children.delete(child.name);
+    this.retained.delete(child.name);
     if (this.lastFailed === child) this.lastFailed = null;
     child.destroy();
   }
@@ -324,6 +289,53 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     this.reported = state;
     this.helper.updateState(state, status, picker);
   }
+}
+
+/** The targets by name: made only when an update's targets do not come in the order of the last one's. */
+function indexByName(children: readonly WeightedTargetChild[]): Map<string, WeightedTargetChild> {
+  const byName = new Map<string, WeightedTargetChild>();
+  workMeter.visits += children.length;
+  for (let i = 0; i < children.length; i++) byName.set(children[i]!.name, children[i]!);
+  return byName;
+}
+
+/**
+ * Collects each updated target's share of `endpoints` into `shares` (by the target's index in `updated`, which
+ * its slot holds during the update); endpoints of names no target has are dropped. `onlyNew`: when given, only
+ * the targets it marks (new in this update) take a share.
+ */
+function deal(
+  endpoints: readonly Endpoint[],
+  childOf: WeightedTargetConfig['childOf'],
+  updated: readonly WeightedTargetChild[],
+  shares: (Endpoint[] | undefined)[],
+  onlyNew: Uint8Array | null,
+): void {
+  let byName: Map<string, WeightedTargetChild> | null = null;
+  let lastName: string | undefined;
+  let index = -1;
+  dealEndpoints(endpoints, childOf, (name, e) => {
+    // Endpoints of one target usually come together: skip the lookup while the name repeats. And targets
+    // usually come in the order of their first endpoints (xds_wrr_locality's are in first-seen order): the
+    // target after the last one is tried by name before an index of them all, made only if that misses.
+    if (name !== lastName) {
+      lastName = name;
+      const next = updated[index + 1];
+      if (next !== undefined && next.name === name) {
+        index++;
+      } else {
+        byName ??= indexByName(updated);
+        index = byName.get(name)?.slot ?? -1;
+      }
+      if (onlyNew !== null && index >= 0 && onlyNew[index] === 0) index = -1;
+    }
+    if (index < 0) return;
+    const share = shares[index];
+    // Made holding its first endpoint: an empty array's first push reserves 17 slots, and one endpoint per
+    // target (a locality per endpoint) is a common shape.
+    if (share === undefined) shares[index] = [e];
+    else share.push(e);
+  });
 }
 
 export const weightedTargetFactory: PolicyFactory<WeightedTargetConfig> = {
