@@ -37,6 +37,9 @@ import {
  * A fake subchannel that keeps its watchers as lbtree's grpc-js adapter does (GrpcSubchannelHandle): one
  * {@link WatcherSet} per kind, so the single watcher pick_first's attempt adds is a field write and a function-
  * form watch costs its own watcher and unwatch closure. A policy pays here what it pays on a real channel.
+ * Not modelled: the adapter's one bound grpc-js listener per handle and kind (made on the first watcher, as
+ * before this fake kept watchers this way), as the grpc-js harness does not model grpc-js's own per-subchannel
+ * bookkeeping either.
  */
 export class BenchSubchannel implements Subchannel {
   state: ConnectivityState = IDLE;

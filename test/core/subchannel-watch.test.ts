@@ -16,6 +16,7 @@ import {
   withoutWatcher,
   withWatcher,
 } from '../../src/core/index.js';
+import { ForwardingSubchannel } from '../../src/policies/forwarding-subchannel.js';
 
 /** A subchannel with only the function forms, its live listeners in view. */
 function functionFormOnly() {
@@ -106,4 +107,27 @@ test('a WatcherSet is null, the one watcher, or an exact array, and holds a watc
   assert.equal(set, c, 'back to one: no array');
   assert.equal(withoutWatcher(set, a), c);
   assert.equal(withoutWatcher(set, c), null);
+});
+
+test('a wrapper (ForwardingSubchannel) over a subchannel without the object form passes watchers on as listeners', () => {
+  const { sub, state, health } = functionFormOnly();
+  const wrapper = new ForwardingSubchannel(sub);
+  const heard: string[] = [];
+  const w = {
+    onSubchannelState: (s: ConnectivityState) => heard.push(`state ${s}`),
+    onSubchannelHealth: (s: ConnectivityState) => heard.push(`health ${s}`),
+  };
+  watchSubchannelState(wrapper, w);
+  watchSubchannelHealth(wrapper, w);
+  const unwatchFn = wrapper.watchConnectivity((s) => heard.push(`fn ${s}`));
+  assert.equal(state.size, 2, 'the watcher and the listener, each its own watch on the inner subchannel');
+  assert.equal(health.size, 1);
+  for (const l of [...state]) l('CONNECTING', OK_STATUS);
+  for (const l of [...health]) l('CONNECTING', OK_STATUS);
+  assert.deepEqual(heard, ['state CONNECTING', 'fn CONNECTING', 'health CONNECTING']);
+  unwatchSubchannelState(wrapper, w);
+  unwatchSubchannelHealth(wrapper, w);
+  unwatchFn();
+  assert.equal(state.size, 0);
+  assert.equal(health.size, 0);
 });
