@@ -152,6 +152,20 @@ class Attempt implements SubchannelStateWatcher {
   }
 }
 
+/**
+ * The attempts of a pass: the one Attempt itself for a single-address list (every petiole child's: no array
+ * per endpoint), else an array.
+ */
+type Attempts = Attempt | readonly Attempt[];
+
+function attemptCount(attempts: Attempts): number {
+  return attempts instanceof Attempt ? 1 : attempts.length;
+}
+
+function attemptAt(attempts: Attempts, i: number): Attempt | undefined {
+  return attempts instanceof Attempt ? (i === 0 ? attempts : undefined) : attempts[i];
+}
+
 /** The endpoint of `order` when it is one endpoint with one address (a petiole child's list), else null. */
 function onlyAddressOf(order: EndpointsOrOne): Endpoint | null {
   const only = !isEndpointArray(order) ? order : order.length === 1 ? order[0]! : null;
@@ -195,7 +209,7 @@ export abstract class PickFirstLeaf
    */
   private order: EndpointsOrOne | null = null;
   /** The addresses of the running pass (or of sticky-TF retrying), in attempt order. */
-  private attempts: readonly Attempt[] = NO_ATTEMPTS;
+  private attempts: Attempts = NO_ATTEMPTS;
   /** FIRST_PASS | IDLE_EXIT_SCHEDULED | DESTROYED | WATCHING_HEALTH | PASS_WALKED. */
   private flags = 0;
   /** Made on first need (see {@link PassProgress}); read through the accessors below. */
@@ -335,7 +349,8 @@ export abstract class PickFirstLeaf
   }
 
   resetBackoff(): void {
-    for (const a of this.attempts) a.subchannel.resetBackoff();
+    const attempts = this.attempts;
+    for (let i = 0, n = attemptCount(attempts); i < n; i++) attemptAt(attempts, i)!.subchannel.resetBackoff();
     this.selected?.resetBackoff();
   }
 
@@ -359,8 +374,10 @@ export abstract class PickFirstLeaf
    * backoff state with them); the rest are created, and those no longer listed are released.
    */
   private listAttempts(addresses: readonly FlatAddress[]): Attempt[] {
-    const previous = this.attempts.length > 0 ? new Map<string, Attempt>() : null;
-    for (let i = 0; i < this.attempts.length; i++) previous!.set(this.attempts[i]!.key, this.attempts[i]!);
+    const held = this.attempts;
+    const count = attemptCount(held);
+    const previous = count > 0 ? new Map<string, Attempt>() : null;
+    for (let i = 0; i < count; i++) previous!.set(attemptAt(held, i)!.key, attemptAt(held, i)!);
     const next: Attempt[] = new Array(addresses.length);
     for (let i = 0; i < addresses.length; i++) {
       const address = addresses[i]!;
@@ -382,12 +399,13 @@ export abstract class PickFirstLeaf
    * {@link listAttempts} for a list of one endpoint with one address (every petiole child's), without
    * building the flattened list: one allocation fewer per endpoint on a large list's first update.
    */
-  private onlyAttempt(endpoint: Endpoint): Attempt[] {
+  private onlyAttempt(endpoint: Endpoint): Attempt {
     const address = endpoint.addresses[0]!;
     const key = addressKey(address);
     const held = this.attempts;
+    const count = attemptCount(held);
     let kept: Attempt | undefined;
-    for (let i = 0; i < held.length; i++) if (held[i]!.key === key) kept = held[i];
+    for (let i = 0; i < count; i++) if (attemptAt(held, i)!.key === key) kept = attemptAt(held, i);
     let attempt: Attempt;
     if (kept) {
       kept.failedThisPass = false;
@@ -395,12 +413,12 @@ export abstract class PickFirstLeaf
     } else {
       attempt = new Attempt(this.helper.createSubchannel(address, endpoint.attributes), this);
     }
-    for (let i = 0; i < held.length; i++) if (held[i] !== kept) held[i]!.release();
-    return [attempt];
+    for (let i = 0; i < count; i++) if (attemptAt(held, i) !== kept) attemptAt(held, i)!.release();
+    return attempt;
   }
 
   /** Starts a Happy Eyeballs pass (A61) over `next`, made by {@link listAttempts} or {@link onlyAttempt}. */
-  private startPass(next: Attempt[]): void {
+  private startPass(next: Attempts): void {
     this.cancelPassTimer();
     this.attempts = next;
     this.firstPass = true;
@@ -414,8 +432,8 @@ export abstract class PickFirstLeaf
   /** A61: walk the list from `index`, starting one connection attempt and the Connection Attempt Delay timer. */
   private attemptFrom(index: number): void {
     const attempts = this.attempts;
-    for (let i = index; i < attempts.length; i++) {
-      const a = attempts[i]!;
+    for (let i = index, n = attemptCount(attempts); i < n; i++) {
+      const a = attemptAt(attempts, i)!;
       switch (a.state) {
         case READY:
           this.select(a);
@@ -444,7 +462,7 @@ export abstract class PickFirstLeaf
   private waitOn(index: number): void {
     this.flags &= ~PASS_WALKED;
     this.passIndex = index;
-    if (index === this.attempts.length - 1) return; // the last address: wait for the attempt itself
+    if (index === attemptCount(this.attempts) - 1) return; // the last address: wait for the attempt itself
     this.passTimer = this.helper.clock.setTimer(this.settings.attemptDelayMs, () => {
       this.passTimer = null;
       this.attemptFrom(index + 1);
@@ -469,7 +487,7 @@ export abstract class PickFirstLeaf
         this.lastError = status;
         a.failedThisPass = true;
         if (this.firstPass) {
-          if ((this.flags & PASS_WALKED) === 0 && this.attempts[this.passIndex] === a) {
+          if ((this.flags & PASS_WALKED) === 0 && attemptAt(this.attempts, this.passIndex) === a) {
             // The address being waited on failed: move on without waiting for the timer.
             this.cancelPassTimer();
             this.attemptFrom(this.passIndex + 1);
@@ -478,7 +496,7 @@ export abstract class PickFirstLeaf
           }
           return;
         }
-        if (++this.failuresAfterPass >= this.attempts.length) {
+        if (++this.failuresAfterPass >= attemptCount(this.attempts)) {
           this.failuresAfterPass = 0;
           this.helper.requestReresolution();
         }
@@ -496,12 +514,17 @@ export abstract class PickFirstLeaf
 
   private maybeFinishPass(): void {
     if (!this.firstPass) return;
-    for (const a of this.attempts) if (!a.failedThisPass) return;
+    const attempts = this.attempts;
+    const count = attemptCount(attempts);
+    for (let i = 0; i < count; i++) if (!attemptAt(attempts, i)!.failedThisPass) return;
     this.firstPass = false;
     this.cancelPassTimer();
     this.failuresAfterPass = 0;
     this.helper.requestReresolution();
-    for (const a of this.attempts) if (a.state === IDLE) a.subchannel.requestConnection();
+    for (let i = 0; i < count; i++) {
+      const a = attemptAt(attempts, i)!;
+      if (a.state === IDLE) a.subchannel.requestConnection();
+    }
     if (!this.selected) this.reportFailure();
   }
 
@@ -517,8 +540,8 @@ export abstract class PickFirstLeaf
     this.releaseSelected();
     const attempts = this.attempts;
     // A single-address pass (every petiole child's) has nothing else to keep.
-    this.attempts =
-      attempts.length === 1 && attempts[0] === a ? NO_ATTEMPTS : attempts.filter((x) => x !== a);
+    if (attempts instanceof Attempt) this.attempts = attempts === a ? NO_ATTEMPTS : attempts;
+    else this.attempts = attempts.filter((x) => x !== a);
     this.releaseAttempts();
     const chosen = a.handOver();
     this.selected = chosen;
@@ -558,7 +581,7 @@ export abstract class PickFirstLeaf
   private onSelectedLost(): void {
     this.releaseSelected();
     this.helper.requestReresolution();
-    if (this.attempts.length > 0) {
+    if (attemptCount(this.attempts) > 0) {
       // A pass over a newer list was running while we served the old connection; it now decides.
       if (this.firstPass) this.report(CONNECTING, OK_STATUS, queuePicker);
       else this.reportFailure();
@@ -590,7 +613,7 @@ export abstract class PickFirstLeaf
   private releaseAttempts(): void {
     this.cancelPassTimer();
     const attempts = this.attempts;
-    for (let i = 0; i < attempts.length; i++) attempts[i]!.release();
+    for (let i = 0, n = attemptCount(attempts); i < n; i++) attemptAt(attempts, i)!.release();
     this.attempts = NO_ATTEMPTS;
     this.firstPass = false;
   }
