@@ -185,11 +185,10 @@ export interface EndpointListOptions {
  */
 export abstract class EndpointList implements StateCounts {
   /**
-   * The children by key, once the list has held two; until then `single` holds its only child, so the petiole
-   * of a one-endpoint locality (tens of thousands of them in a tree with a locality per endpoint) has no Map.
+   * The children by key once the list has held two; until then its only child (or null), so the petiole of a
+   * one-endpoint locality (tens of thousands of them in a tree with a locality per endpoint) has no Map.
    */
-  private byKey: Map<string, EndpointChild> | null = null;
-  private single: EndpointChild | null = null;
+  private members: Map<string, EndpointChild> | EndpointChild | null = null;
   // How many children are in each state (read through `counts`).
   IDLE = 0;
   CONNECTING = 0;
@@ -235,31 +234,32 @@ export abstract class EndpointList implements StateCounts {
   }
 
   get size(): number {
-    return this.byKey !== null ? this.byKey.size : this.single !== null ? 1 : 0;
+    const members = this.members;
+    return members === null ? 0 : members instanceof Map ? members.size : 1;
   }
 
   /** Every child, in the order they were added. */
   get children(): Iterable<EndpointChild> {
-    if (this.byKey !== null) return this.byKey.values();
-    return this.single !== null ? [this.single] : NO_CHILDREN;
+    const members = this.members;
+    return members === null ? NO_CHILDREN : members instanceof Map ? members.values() : [members];
   }
 
   private find(key: string): EndpointChild | undefined {
-    if (this.byKey !== null) return this.byKey.get(key);
-    const single = this.single;
-    return single !== null && single.key === key ? single : undefined;
+    const members = this.members;
+    if (members === null) return undefined;
+    if (members instanceof Map) return members.get(key);
+    return members.key === key ? members : undefined;
   }
 
   private add(key: string, child: EndpointChild): void {
-    if (this.byKey !== null) {
-      this.byKey.set(key, child);
-    } else if (this.single === null) {
-      this.single = child;
+    const members = this.members;
+    if (members === null) {
+      this.members = child;
+    } else if (members instanceof Map) {
+      members.set(key, child);
     } else {
-      const first = this.single;
-      this.single = null;
-      this.byKey = new Map([
-        [first.key, first],
+      this.members = new Map([
+        [members.key, members],
         [key, child],
       ]);
     }
@@ -350,17 +350,18 @@ export abstract class EndpointList implements StateCounts {
 
   private sweep(generation: number): void {
     workMeter.visits += this.size;
-    const single = this.single;
-    if (single !== null) {
-      if (single.generation !== generation) {
-        this.single = null;
-        this.destroyChild(single);
+    const members = this.members;
+    if (members === null) return;
+    if (!(members instanceof Map)) {
+      if (members.generation !== generation) {
+        this.members = null;
+        this.destroyChild(members);
       }
       return;
     }
-    for (const [key, child] of this.byKey!) {
+    for (const [key, child] of members) {
       if (child.generation !== generation) {
-        this.byKey!.delete(key);
+        members.delete(key);
         this.destroyChild(child);
       }
     }
@@ -369,8 +370,7 @@ export abstract class EndpointList implements StateCounts {
   destroyAll(): void {
     workMeter.visits += this.size;
     for (const child of this.children) this.destroyChild(child);
-    this.byKey = null;
-    this.single = null;
+    this.members = null;
   }
 
   private createChild(e: Endpoint): EndpointChild {

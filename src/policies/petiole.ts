@@ -41,19 +41,18 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   implements LoadBalancer<Config>
 {
   /**
-   * The READY children's entries, each `entryWidth` slots, in the order of `readyChildren`. Made the first time
+   * The READY children's entries, each `entryWidth` slots, in the order of `readySet`. Made the first time
    * a picker needs a snapshot of them (null until then): a round_robin of one endpoint (a target or locality
    * per endpoint) passes its one READY child's picker up as it is and never makes one.
    */
   private ready: SnapshotArray<Entry> | null = null;
   /**
    * The READY children (in no particular order); each child's `slot` is its index here. While the set has held
-   * at most one child since it was last empty, that child sits in `readyOnly` and there is no array (a
-   * round_robin of one endpoint, a target or locality per endpoint, makes tens of thousands of petioles); the
-   * array is made for a second one.
+   * at most one child since it was last empty, it is that child itself, no array (a round_robin of one
+   * endpoint, a target or locality per endpoint, makes tens of thousands of petioles); the array is made for a
+   * second one. Empty: an empty array.
    */
-  private readyChildren: EndpointChild[] = NO_CHILDREN;
-  private readyOnly: EndpointChild | null = null;
+  private readySet: EndpointChild[] | EndpointChild = NO_CHILDREN;
   /** null until the first report; treated as CONNECTING, the state A61 says a new policy starts in. */
   private reported: ConnectivityState | null = null;
   /** The child whose failure the TRANSIENT_FAILURE picker shows (its real connection error). */
@@ -175,12 +174,12 @@ export abstract class EagerPetiole<Config, Entry = Picker>
 
   private clearReady(): void {
     this.ready = null;
-    this.readyChildren = NO_CHILDREN;
-    this.readyOnly = null;
+    this.readySet = NO_CHILDREN;
   }
 
   private readyCount(): number {
-    return this.readyOnly !== null ? 1 : this.readyChildren.length;
+    const set = this.readySet;
+    return Array.isArray(set) ? set.length : 1;
   }
 
   /** The READY children's entries, made from the READY children the first time they are needed. */
@@ -188,8 +187,9 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     if (this.ready === null) {
       const ready = new SnapshotArray<Entry>();
       workMeter.visits += this.readyCount();
-      if (this.readyOnly !== null) this.pushEntry(ready, this.readyOnly);
-      for (const child of this.readyChildren) this.pushEntry(ready, child);
+      const set = this.readySet;
+      if (!Array.isArray(set)) this.pushEntry(ready, set);
+      else for (const child of set) this.pushEntry(ready, child);
       this.ready = ready;
     }
     return this.ready;
@@ -206,16 +206,15 @@ export abstract class EagerPetiole<Config, Entry = Picker>
 
   private addReady(child: EndpointChild): void {
     if (this.ready !== null) this.pushEntry(this.ready, child);
-    const only = this.readyOnly;
-    if (only !== null) {
-      this.readyOnly = null;
-      this.readyChildren = [only, child];
+    const set = this.readySet;
+    if (!Array.isArray(set)) {
+      this.readySet = [set, child];
       child.slot = 1;
-    } else if (this.readyChildren.length === 0) {
-      this.readyOnly = child;
+    } else if (set.length === 0) {
+      this.readySet = child;
       child.slot = 0;
     } else {
-      child.slot = this.readyChildren.push(child) - 1;
+      child.slot = set.push(child) - 1;
     }
   }
 
@@ -233,13 +232,13 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   private removeReady(child: EndpointChild): void {
     const slot = child.slot;
     child.slot = -1;
-    if (this.readyOnly !== null) {
+    const children = this.readySet;
+    if (!Array.isArray(children)) {
       // The only READY child (slot 0) leaves.
-      this.readyOnly = null;
+      this.readySet = NO_CHILDREN;
       this.ready?.swapRemoveGroup(0, this.entryWidth);
       return;
     }
-    const children = this.readyChildren;
     const last = children.pop()!;
     this.ready?.swapRemoveGroup(slot * this.entryWidth, this.entryWidth);
     if (slot < children.length) {
@@ -281,7 +280,8 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     workMeter.visits++;
     const counts = this.counts;
     if (counts[READY] > 0) {
-      const one = this.readyCount() === 1 ? (this.readyOnly ?? this.readyChildren[0]!) : null;
+      const set = this.readySet;
+      const one = !Array.isArray(set) ? set : set.length === 1 ? set[0]! : null;
       const only = one !== null ? this.onlyReadyPicker(one) : null;
       this.report(READY, OK_STATUS, only ?? this.readyPicker(this.readyEntries().snapshot()));
       return;

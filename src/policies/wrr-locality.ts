@@ -98,21 +98,22 @@ export function groupByLocality(endpoints: readonly Endpoint[], trace: Trace): L
     const attributes = e.attributes;
     if (attributes !== lastIn) {
       lastIn = attributes;
-      const locality = localityOf(e);
-      kept = locality !== undefined;
-      if (locality !== undefined) {
-        const weight = attributes.get(LOCALITY_WEIGHT)!;
-        const first = weights.get(locality);
+      // localityOf, with the weight read once.
+      const locality = attributes.get(LOCALITY);
+      const weight = attributes.get(LOCALITY_WEIGHT);
+      kept = locality !== undefined && usableWeight(weight);
+      if (kept) {
+        const first = weights.get(locality!);
         if (first === undefined) {
-          weights.set(locality, weight);
+          weights.set(locality!, weight!);
         } else if (first !== weight) {
           conflicts ??= new Map();
-          let discarded = conflicts.get(locality);
+          let discarded = conflicts.get(locality!);
           if (discarded === undefined) {
             discarded = new Set();
-            conflicts.set(locality, discarded);
+            conflicts.set(locality!, discarded);
           }
-          discarded.add(weight);
+          discarded.add(weight!);
         }
       }
     }
@@ -171,12 +172,17 @@ class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> 
     private readonly child: ParsedLbConfig,
   ) {}
 
+  /** The last config made or found: localities of one weight often come in a row. */
+  private last: WeightedTargetChildConfig | null = null;
+
   private configFor(weight: number): WeightedTargetChildConfig {
+    if (this.last !== null && this.last.weight === weight) return this.last;
     let config = this.byWeight.get(weight);
     if (config === undefined) {
       config = Object.freeze({ weight, childPolicy: this.child });
       this.byWeight.set(weight, config);
     }
+    this.last = config;
     return config;
   }
 
