@@ -27,6 +27,23 @@ describe('Address (A61: IPv4, IPv6 and unix addresses)', () => {
     assert.equal(addressKey({ host: '::1', port: 80 }), '[::1]:80');
   });
 
+  test('addressKey shares one port suffix per port and separator, whatever order the addresses come in', () => {
+    // The suffix cache remembers the last port: IPv4 and IPv6 addresses of one port, and ports alternating,
+    // must each still get their own text.
+    const cases: [{ host: string; port: number }, string][] = [
+      [{ host: '10.0.0.1', port: 80 }, '10.0.0.1:80'],
+      [{ host: '::1', port: 80 }, '[::1]:80'],
+      [{ host: '10.0.0.2', port: 80 }, '10.0.0.2:80'],
+      [{ host: '10.0.0.2', port: 81 }, '10.0.0.2:81'],
+      [{ host: 'fe80::1', port: 81 }, '[fe80::1]:81'],
+      [{ host: '10.0.0.3', port: 80 }, '10.0.0.3:80'],
+      [{ host: 'a', port: 0 }, 'a:0'],
+    ];
+    for (let round = 0; round < 2; round++) {
+      for (const [address, text] of cases) assert.equal(addressKey({ ...address }), text);
+    }
+  });
+
   test('addressKey works on frozen addresses and gives the same key every time', () => {
     const frozen = Object.freeze({ host: '::1', port: 8 });
     assert.equal(addressKey(frozen), '[::1]:8');
