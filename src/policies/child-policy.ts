@@ -6,6 +6,7 @@ import {
   type Helper,
   HelperForwarder,
   type LoadBalancer,
+  ok,
   type ParsedLbConfig,
   type Picker,
   type PolicyFactory,
@@ -16,6 +17,27 @@ import {
 } from '../core/index.js';
 
 const createdMessages = new WeakMap<PolicyFactory, () => string>();
+
+/** The method of a {@link ListUpdatable} policy: a symbol, so no third-party policy's own method is taken for it. */
+export const UPDATE_LIST: unique symbol = Symbol('lbtree.updateList');
+
+/**
+ * A policy that also takes an endpoint list without the update object around it (the petioles, pick_first):
+ * a parent with tens of thousands of children (weighted_target with a target per endpoint) then makes
+ * neither an update object nor a `StatusOr` per child. Same meaning as `update` with an ok list.
+ */
+export interface ListUpdatable<Config = unknown> {
+  [UPDATE_LIST](
+    endpoints: readonly Endpoint[],
+    config: Config,
+    attributes: ChannelArgs,
+    resolutionNote?: string,
+  ): boolean;
+}
+
+function takesLists(policy: LoadBalancer): policy is LoadBalancer & ListUpdatable {
+  return typeof (policy as Partial<ListUpdatable>)[UPDATE_LIST] === 'function';
+}
 
 /** The trace message of a new instance, one per policy (not a closure per child created). */
 function createdMessage(factory: PolicyFactory): () => string {
@@ -95,18 +117,45 @@ export abstract class ChildPolicySlot extends HelperForwarder {
     attributes: ChannelArgs,
     resolutionNote: string | undefined,
   ): boolean {
-    let previous: LoadBalancer | null = null;
-    if (parsed.factory !== this.factory) {
-      previous = this.policy;
-      const helper: Helper = this.live !== null ? new InstanceHelper(this) : this;
-      this.live = helper;
-      this.factory = parsed.factory;
-      this.policy = parsed.factory.create(helper, this.registry);
-      this.parent.trace(createdMessage(parsed.factory));
-    }
-    const accepted = this.policy!.update({ endpoints, config: parsed.config, attributes, resolutionNote });
+    const previous = this.instanceFor(parsed);
+    const policy = this.policy!;
+    const accepted =
+      endpoints.ok && takesLists(policy)
+        ? policy[UPDATE_LIST](endpoints.value, parsed.config, attributes, resolutionNote)
+        : policy.update({ endpoints, config: parsed.config, attributes, resolutionNote });
     previous?.destroy();
     return accepted;
+  }
+
+  /** {@link updatePolicy} with an endpoint list (no `StatusOr` made for it). */
+  protected updatePolicyWithList(
+    parsed: ParsedLbConfig,
+    endpoints: readonly Endpoint[],
+    attributes: ChannelArgs,
+    resolutionNote: string | undefined,
+  ): boolean {
+    const previous = this.instanceFor(parsed);
+    const policy = this.policy!;
+    const accepted = takesLists(policy)
+      ? policy[UPDATE_LIST](endpoints, parsed.config, attributes, resolutionNote)
+      : policy.update({ endpoints: ok(endpoints), config: parsed.config, attributes, resolutionNote });
+    previous?.destroy();
+    return accepted;
+  }
+
+  /**
+   * Makes the live instance `parsed` asks for, if it is not the current one (make before break: the instance it
+   * replaces is returned, to be destroyed once the new one has its update).
+   */
+  private instanceFor(parsed: ParsedLbConfig): LoadBalancer | null {
+    if (parsed.factory === this.factory) return null;
+    const previous = this.policy;
+    const helper: Helper = this.live !== null ? new InstanceHelper(this) : this;
+    this.live = helper;
+    this.factory = parsed.factory;
+    this.policy = parsed.factory.create(helper, this.registry);
+    this.parent.trace(createdMessage(parsed.factory));
+    return previous;
   }
 
   protected exitPolicyIdle(): void {

@@ -1,6 +1,8 @@
 import {
+  type ChannelArgs,
   CONNECTING,
   type ConnectivityState,
+  type Endpoint,
   FailPicker,
   type Helper,
   IDLE,
@@ -15,6 +17,7 @@ import {
   unavailable,
   workMeter,
 } from '../core/index.js';
+import { UPDATE_LIST } from './child-policy.js';
 import { type EndpointChild, EndpointList } from './endpoint-list.js';
 import { type ArraySnapshot, SnapshotArray } from './snapshot-array.js';
 
@@ -101,25 +104,48 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   }
 
   update(update: LbUpdate<Config>): boolean {
-    const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
-    if (!update.endpoints.ok) {
-      // With endpoints already in hand a resolver error changes nothing.
-      if (this.size === 0) {
-        this.fail(unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`));
-      }
-      return false;
+    if (update.endpoints.ok) {
+      return this.updateList(update.endpoints.value, update.config, update.attributes, update.resolutionNote);
     }
-    if (update.endpoints.value.length === 0) {
+    // With endpoints already in hand a resolver error changes nothing.
+    if (this.size === 0) {
+      const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
+      this.fail(unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`));
+    }
+    return false;
+  }
+
+  /** @internal {@link ListUpdatable}: see {@link updateList}. */
+  [UPDATE_LIST](
+    endpoints: readonly Endpoint[],
+    config: Config,
+    attributes: ChannelArgs,
+    resolutionNote?: string,
+  ): boolean {
+    return this.updateList(endpoints, config, attributes, resolutionNote);
+  }
+
+  /**
+   * {@link update} with an endpoint list, taken without the update object around it: a parent calls it for
+   * each of its (tens of thousands of) children.
+   */
+  private updateList(
+    endpoints: readonly Endpoint[],
+    config: Config,
+    attributes: ChannelArgs,
+    resolutionNote?: string,
+  ): boolean {
+    if (endpoints.length === 0) {
       this.destroyAll();
       this.clearReady();
+      const note = resolutionNote ? ` (${resolutionNote})` : '';
       this.fail(unavailable(`empty endpoint list${note}`));
       return false;
     }
-    const endpoints = update.endpoints.value;
     if (endpoints.length === 1) {
       // One endpoint (a target or locality per endpoint makes tens of thousands of these): no array of one.
-      const child = this.updateOneEndpoint(endpoints[0]!, update.attributes);
-      this.applyConfig(update.config);
+      const child = this.updateOneEndpoint(endpoints[0]!, attributes);
+      this.applyConfig(config);
       this.clearReady();
       workMeter.visits += 2;
       if (child.state === READY) this.addReady(child);
@@ -129,8 +155,8 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       return true;
     }
     // The distinct children in list order: an array walks faster than the list's Map.
-    const children = this.updateEndpoints(endpoints, update.attributes);
-    this.applyConfig(update.config);
+    const children = this.updateEndpoints(endpoints, attributes);
+    this.applyConfig(config);
     // The update is O(n) anyway: the READY set starts over, in list order.
     this.clearReady();
     workMeter.visits += 2 * children.length;

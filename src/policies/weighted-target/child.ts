@@ -74,9 +74,10 @@ export class WeightedTargetChild extends ChildPolicySlot {
     return this.retention?.running ?? false;
   }
 
+  /** `endpoints`: its share of the list, or the resolver error it gets instead. */
   update(
     config: WeightedTargetChildConfig,
-    endpoints: StatusOr<readonly Endpoint[]>,
+    endpoints: StatusOr<readonly Endpoint[]> | readonly Endpoint[],
     attributes: ChannelArgs,
     resolutionNote: string | undefined,
   ): boolean {
@@ -87,7 +88,14 @@ export class WeightedTargetChild extends ChildPolicySlot {
       this.status = OK_STATUS;
       this.picker = queuePicker;
     }
-    return this.updatePolicy(config.childPolicy, endpoints, attributes, resolutionNote);
+    return Array.isArray(endpoints)
+      ? this.updatePolicyWithList(config.childPolicy, endpoints, attributes, resolutionNote)
+      : this.updatePolicy(
+          config.childPolicy,
+          endpoints as StatusOr<readonly Endpoint[]>,
+          attributes,
+          resolutionNote,
+        );
   }
 
   deactivate(retentionMs: number): void {

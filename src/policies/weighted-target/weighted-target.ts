@@ -11,7 +11,6 @@ import {
   type LoadBalancer,
   NO_ENDPOINTS,
   OK_STATUS,
-  ok,
   type Picker,
   type PolicyFactory,
   type PolicyLookup,
@@ -19,7 +18,6 @@ import {
   READY,
   randomOf,
   type Status,
-  type StatusOr,
   TRANSIENT_FAILURE,
   unavailable,
   workMeter,
@@ -131,9 +129,10 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
       const dealt = update.endpoints.ok ? update.endpoints.value : fresh > 0 ? this.lastEndpoints : null;
       if (dealt !== null) deal(dealt, childOf, updated, shares, update.endpoints.ok ? null : isNew);
       for (let i = 0; i < updated.length; i++) {
-        const endpoints: StatusOr<readonly Endpoint[]> =
+        // Its share as it is (no StatusOr per target), or the resolver error.
+        const endpoints =
           dealt !== null && (update.endpoints.ok || isNew[i] === 1)
-            ? ok(shares[i] ?? NO_ENDPOINTS)
+            ? (shares[i] ?? NO_ENDPOINTS)
             : update.endpoints;
         updated[i]!.update(configs[i]!, endpoints, update.attributes, update.resolutionNote);
       }
