@@ -183,7 +183,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
    * children here made each RPC O(n).
    */
   exitIdle(): void {
-    if (this.counts[IDLE] === 0) return;
+    if (this.IDLE === 0) return;
     workMeter.visits += this.size;
     for (const child of this.children) if (child.state === IDLE) child.exitIdle();
   }
@@ -304,15 +304,14 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   /** A61 petiole state: READY > CONNECTING (or IDLE) > TRANSIENT_FAILURE, with sticky TF. */
   private aggregate(): void {
     workMeter.visits++;
-    const counts = this.counts;
-    if (counts[READY] > 0) {
+    if (this.READY > 0) {
       const set = this.readySet;
       const one = !Array.isArray(set) ? set : set.length === 1 ? set[0]! : null;
       const only = one !== null ? this.onlyReadyPicker(one) : null;
       this.report(READY, OK_STATUS, only ?? this.readyPicker(this.readyEntries().snapshot()));
       return;
     }
-    const stillTrying = counts[CONNECTING] + counts[IDLE] > 0;
+    const stillTrying = this.CONNECTING + this.IDLE > 0;
     if (stillTrying && this.reported !== TRANSIENT_FAILURE) {
       if (this.reported !== CONNECTING) this.report(CONNECTING, OK_STATUS, queuePicker);
       return;
