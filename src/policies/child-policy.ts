@@ -35,6 +35,12 @@ export interface ListUpdatable<Config = unknown> {
   ): boolean;
 }
 
+function isEndpointList(
+  endpoints: StatusOr<readonly Endpoint[]> | readonly Endpoint[],
+): endpoints is readonly Endpoint[] {
+  return Array.isArray(endpoints);
+}
+
 function takesLists(policy: LoadBalancer): policy is LoadBalancer & ListUpdatable {
   return typeof (policy as Partial<ListUpdatable>)[UPDATE_LIST] === 'function';
 }
@@ -111,34 +117,29 @@ export abstract class ChildPolicySlot extends HelperForwarder {
     return parsed.factory !== this.factory;
   }
 
+  /**
+   * `endpoints`: the list (or the resolver error) as an update carries it, or a list as it is (no `StatusOr`
+   * made for each of a parent's thousands of children). A policy that takes lists directly gets it without
+   * an update object.
+   */
   protected updatePolicy(
     parsed: ParsedLbConfig,
-    endpoints: StatusOr<readonly Endpoint[]>,
+    endpoints: StatusOr<readonly Endpoint[]> | readonly Endpoint[],
     attributes: ChannelArgs,
     resolutionNote: string | undefined,
   ): boolean {
     const previous = this.instanceFor(parsed);
     const policy = this.policy!;
+    const list = isEndpointList(endpoints) ? endpoints : endpoints.ok ? endpoints.value : null;
     const accepted =
-      endpoints.ok && takesLists(policy)
-        ? policy[UPDATE_LIST](endpoints.value, parsed.config, attributes, resolutionNote)
-        : policy.update({ endpoints, config: parsed.config, attributes, resolutionNote });
-    previous?.destroy();
-    return accepted;
-  }
-
-  /** {@link updatePolicy} with an endpoint list (no `StatusOr` made for it). */
-  protected updatePolicyWithList(
-    parsed: ParsedLbConfig,
-    endpoints: readonly Endpoint[],
-    attributes: ChannelArgs,
-    resolutionNote: string | undefined,
-  ): boolean {
-    const previous = this.instanceFor(parsed);
-    const policy = this.policy!;
-    const accepted = takesLists(policy)
-      ? policy[UPDATE_LIST](endpoints, parsed.config, attributes, resolutionNote)
-      : policy.update({ endpoints: ok(endpoints), config: parsed.config, attributes, resolutionNote });
+      list !== null && takesLists(policy)
+        ? policy[UPDATE_LIST](list, parsed.config, attributes, resolutionNote)
+        : policy.update({
+            endpoints: isEndpointList(endpoints) ? ok(endpoints) : endpoints,
+            config: parsed.config,
+            attributes,
+            resolutionNote,
+          });
     previous?.destroy();
     return accepted;
   }

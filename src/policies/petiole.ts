@@ -105,7 +105,12 @@ export abstract class EagerPetiole<Config, Entry = Picker>
 
   update(update: LbUpdate<Config>): boolean {
     if (update.endpoints.ok) {
-      return this.updateList(update.endpoints.value, update.config, update.attributes, update.resolutionNote);
+      return this[UPDATE_LIST](
+        update.endpoints.value,
+        update.config,
+        update.attributes,
+        update.resolutionNote,
+      );
     }
     // With endpoints already in hand a resolver error changes nothing.
     if (this.size === 0) {
@@ -115,21 +120,11 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     return false;
   }
 
-  /** @internal {@link ListUpdatable}: see {@link updateList}. */
-  [UPDATE_LIST](
-    endpoints: readonly Endpoint[],
-    config: Config,
-    attributes: ChannelArgs,
-    resolutionNote?: string,
-  ): boolean {
-    return this.updateList(endpoints, config, attributes, resolutionNote);
-  }
-
   /**
-   * {@link update} with an endpoint list, taken without the update object around it: a parent calls it for
-   * each of its (tens of thousands of) children.
+   * @internal {@link ListUpdatable}: {@link update} with an endpoint list, taken without the update object
+   * around it: a parent calls it for each of its (tens of thousands of) children.
    */
-  private updateList(
+  [UPDATE_LIST](
     endpoints: readonly Endpoint[],
     config: Config,
     attributes: ChannelArgs,

@@ -88,14 +88,7 @@ export class WeightedTargetChild extends ChildPolicySlot {
       this.status = OK_STATUS;
       this.picker = queuePicker;
     }
-    return Array.isArray(endpoints)
-      ? this.updatePolicyWithList(config.childPolicy, endpoints, attributes, resolutionNote)
-      : this.updatePolicy(
-          config.childPolicy,
-          endpoints as StatusOr<readonly Endpoint[]>,
-          attributes,
-          resolutionNote,
-        );
+    return this.updatePolicy(config.childPolicy, endpoints, attributes, resolutionNote);
   }
 
   deactivate(retentionMs: number): void {
