@@ -49,12 +49,17 @@ import {
   xxh64,
 } from 'lbtree';
 import { BenchChannel, type BenchSubchannel, ManualClock } from './bench-channel.js';
+import { type CpuSample, startCpuSample, stealPercent } from './cpu-time.js';
 import { FakeSubchannel } from './grpc-js-harness.js';
 import { median, ms, printRow, printTableHeader } from './report.js';
 
 const SIZES = (process.env.STORM_SIZES ?? '1000,10000,50000').split(',').map(Number);
-/** Runs per size (median), fewer for the large sizes. */
-const repeatsFor = (n: number): number => (n <= 10_000 ? 5 : 1);
+/**
+ * Runs per size (median), fewer for the large sizes. Nine: on this project's 2-core VM a burst of host steal
+ * or a major collection of earlier runs' trees lands in one run of a few; with five, two bad runs in a row
+ * already moved a 10,000-endpoint median by 2-4x.
+ */
+const repeatsFor = (n: number): number => (n <= 10_000 ? 9 : 1);
 /**
  * Warm-up before the measured runs (JIT): runs until three have been made or they have taken 2 s together,
  * whichever comes first, for either library. A short run is too short to warm the code alone: with one
@@ -382,6 +387,10 @@ function createGrpcJs(policy: string, shape: Shape, n: number, connectAtOnce = f
 interface StormFigures {
   upMs: number;
   downMs: number;
+  /** Process CPU time of the first update + connect storm (median for several runs). */
+  upCpuMs: number;
+  /** The host's share of the machine's CPU time during those first updates + connect storms, in percent. */
+  upStealPercent: number | null;
 }
 
 /**
@@ -394,13 +403,19 @@ interface StormFigures {
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 const SETTLE_MS = 20;
 
-async function runOnce(create: () => StormHarness, n: number, label: string): Promise<StormFigures> {
+async function runOnce(
+  create: () => StormHarness,
+  n: number,
+  label: string,
+): Promise<{ upMs: number; downMs: number; up: CpuSample }> {
   const h = create();
   await settle();
+  const endSample = startCpuSample();
   const t0 = process.hrtime.bigint();
   await h.firstUpdate();
   for (let i = 0; i < n; i++) h.up(i);
   const upMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  const up = endSample();
   if (h.state !== 'READY')
     throw new Error(`${label}: expected READY after the connect storm, got ${h.state}`);
   await settle();
@@ -409,7 +424,7 @@ async function runOnce(create: () => StormHarness, n: number, label: string): Pr
   });
   if (h.state === 'READY') throw new Error(`${label}: still READY after the disconnect storm`);
   h.destroy();
-  return { upMs, downMs };
+  return { upMs, downMs, up };
 }
 
 async function warmUp(run: () => Promise<unknown>): Promise<void> {
@@ -428,12 +443,19 @@ async function measure(
   if (!once) await warmUp(() => runOnce(create, n, label));
   const up: number[] = [];
   const down: number[] = [];
+  const samples: CpuSample[] = [];
   for (let r = 0; r < repeats; r++) {
     const f = await runOnce(create, n, label);
     up.push(f.upMs);
     down.push(f.downMs);
+    samples.push(f.up);
   }
-  return { upMs: median(up), downMs: median(down) };
+  return {
+    upMs: median(up),
+    downMs: median(down),
+    upCpuMs: median(samples.map((s) => s.cpuMicros / 1000)),
+    upStealPercent: stealPercent(samples),
+  };
 }
 
 /** The first update alone, its subchannels READY from creation: READY when it returns. Median, in ms. */
@@ -506,6 +528,21 @@ const CASES: readonly StormCase[] = [
   },
 ];
 
+/**
+ * Beside the wall times: the same runs' process CPU time, and the host's steal meanwhile. A wall time well over
+ * its CPU time with steal beside it was the host's doing, not the code's.
+ */
+function printCpuRows(n: number, ours: StormFigures, theirs: StormFigures | null): void {
+  const metric = `${n} endpoints: first update + connect storm, process CPU time (median of the same runs)`;
+  if (theirs === null) console.log(`| ${metric} | ${ours.upCpuMs.toFixed(2)} ms | not run | |`);
+  else printRow(metric, ours.upCpuMs, theirs.upCpuMs, 'ms');
+  const steal = (f: StormFigures | null): string =>
+    f === null ? 'not run' : f.upStealPercent === null ? 'unknown' : `${f.upStealPercent.toFixed(0)} %`;
+  console.log(
+    `| ${n} endpoints: the host's steal of the machine's CPU time during those runs | ${steal(ours)} | ${steal(theirs)} | |`,
+  );
+}
+
 export async function runStormBench(): Promise<void> {
   // STORM_CASES: the cases whose title starts with one of these (comma-separated), e.g. `round_robin,xDS`.
   const only = process.env.STORM_CASES?.split(',');
@@ -523,11 +560,13 @@ export async function runStormBench(): Promise<void> {
           `| ${n} endpoints: first update + connect storm | ${ours.upMs.toFixed(2)} ms | not run (~${(projected / 1000).toFixed(0)} s projected from ${theirsPrevious!.n}; STORM_FULL=1 runs it) | |`,
         );
         console.log(`| ${n} endpoints: disconnect storm | ${ours.downMs.toFixed(2)} ms | not run | |`);
+        printCpuRows(n, ours, null);
       } else {
         const theirs = await measure(() => createGrpcJs(c.policy, c.shape, n), n, `grpc-js ${c.title}`, long);
         const note = long ? ' (comparison: one run)' : '';
         printRow(`${n} endpoints: first update + connect storm${note}`, ours.upMs, theirs.upMs, 'ms');
         printRow(`${n} endpoints: disconnect storm${note}`, ours.downMs, theirs.downMs, 'ms');
+        printCpuRows(n, ours, theirs);
         theirsPrevious = { n, ms: theirs.upMs + theirs.downMs };
       }
       if (c.connectAtOnce) {
