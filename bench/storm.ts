@@ -15,6 +15,9 @@
  * update returns and grpc-js aggregates once (linear) — lbtree's one-by-one figure is printed beside it, and
  * lbtree's own figure for the same connect-inside update beside that.
  *
+ * Beside each first update + connect storm: the same runs' process CPU time and the host's steal (cpu-time.ts),
+ * so a wall-time outlier on a virtual machine can be told from the code's own cost.
+ *
  * Comparisons: round_robin from @grpc/grpc-js; priority, weighted_target, xds_wrr_locality and ring_hash from
  * @grpc/grpc-js-xds (registered through its setup functions, as its register() does). grpc-js 1.14 and
  * grpc-js-xds 1.14 have no least_request policy: lbtree's least_request is shown beside grpc-js's
@@ -458,23 +461,32 @@ async function measure(
   };
 }
 
-/** The first update alone, its subchannels READY from creation: READY when it returns. Median, in ms. */
-async function measureConnectAtOnce(create: () => StormHarness, n: number, label: string): Promise<number> {
-  const once = async (): Promise<number> => {
+/**
+ * The first update alone, its subchannels READY from creation: READY when it returns. Medians, in ms, of its
+ * wall and process CPU time.
+ */
+async function measureConnectAtOnce(
+  create: () => StormHarness,
+  n: number,
+  label: string,
+): Promise<{ ms: number; cpuMs: number }> {
+  const once = async (): Promise<{ ms: number; cpuMs: number }> => {
     const h = create();
     await settle();
+    const endSample = startCpuSample();
     const t0 = process.hrtime.bigint();
     await h.firstUpdate();
     const took = Number(process.hrtime.bigint() - t0) / 1e6;
+    const cpu = endSample();
     if (h.state !== 'READY')
       throw new Error(`${label}: expected READY after the first update, got ${h.state}`);
     h.destroy();
-    return took;
+    return { ms: took, cpuMs: cpu.cpuMicros / 1000 };
   };
   await warmUp(once);
-  const runs: number[] = [];
+  const runs: { ms: number; cpuMs: number }[] = [];
   for (let r = 0; r < repeatsFor(n); r++) runs.push(await once());
-  return median(runs);
+  return { ms: median(runs.map((r) => r.ms)), cpuMs: median(runs.map((r) => r.cpuMs)) };
 }
 
 interface StormCase {
@@ -583,13 +595,19 @@ export async function runStormBench(): Promise<void> {
         printRow(
           `${n} endpoints: lbtree first update + connect storm (one by one) / grpc-js first update with every fake connecting inside it (the issue's comparison)`,
           ours.upMs,
-          theirsAtOnce,
+          theirsAtOnce.ms,
+          'ms',
+        );
+        printRow(
+          `${n} endpoints: the same two, process CPU time (medians)`,
+          ours.upCpuMs,
+          theirsAtOnce.cpuMs,
           'ms',
         );
         printRow(
           `${n} endpoints: first update with every subchannel connecting inside it (both)`,
-          oursAtOnce,
-          theirsAtOnce,
+          oursAtOnce.ms,
+          theirsAtOnce.ms,
           'ms',
         );
       }
