@@ -14,12 +14,14 @@ import type { Shape, StormHarness } from './storm-shapes.js';
  */
 export const repeatsFor = (n: number): number => (n <= 10_000 ? 9 : 1);
 /**
- * Warm-up before the measured runs (JIT): runs until three have been made or they have taken 2 s together,
- * whichever comes first, for either library. A short run is too short to warm the code alone: with one
- * warm-up, a 10,000-endpoint lbtree storm's first two measured runs still ran partly unoptimised code and
- * read 2-5 times slower than the next ones. A run of seconds (a quadratic comparison) warms itself.
+ * Warm-up before the measured runs (JIT), the same for either library: at least three runs and at least 1 s of
+ * them, at most 2 s (a run of seconds, a quadratic comparison, warms itself). With three runs alone a
+ * 10,000-endpoint tree ran its first measured runs partly unoptimised, worst in a fresh process, where no
+ * earlier case has warmed the code the policies share: the xDS tree's median read 23-36 ms there against
+ * 20-25 ms with the 1 s floor. STORM_WARM_UP_MIN_MS changes the floor.
  */
 const WARM_UP_RUNS = 3;
+const WARM_UP_MIN_MS = Number(process.env.STORM_WARM_UP_MIN_MS ?? 1_000);
 const WARM_UP_MS = 2_000;
 export interface StormFigures {
   upMs: number;
@@ -66,7 +68,12 @@ async function runOnce(
 
 async function warmUp(run: () => Promise<unknown>): Promise<void> {
   const start = performance.now();
-  for (let w = 0; w < WARM_UP_RUNS && performance.now() - start < WARM_UP_MS; w++) await run();
+  for (
+    let w = 0;
+    (w < WARM_UP_RUNS || performance.now() - start < WARM_UP_MIN_MS) && performance.now() - start < WARM_UP_MS;
+    w++
+  )
+    await run();
 }
 
 /** `repeats` runs (median) after {@link warmUp} (JIT), unless `once`. */

@@ -43,11 +43,11 @@ const SKIP_ABOVE_MS = Number(process.env.STORM_SKIP_ABOVE_MS ?? 60_000);
 /** STORM_FULL=1 runs every comparison, however long it is projected to take (once, no warm-up). */
 const FULL = process.env.STORM_FULL === '1';
 /**
- * Each measurement (a library, a case, a size) runs in a fresh process of its own, unless STORM_ISOLATE=0.
- * In one process, a library's runs paid for the garbage of whatever ran before them: the collector's marking
- * and compaction of the previous cases' trees, and of the comparison's runs at the size before, landed in
- * lbtree's 10,000-endpoint runs (xds_wrr_locality read 41-52 ms in the whole section, 27-31 ms in a process of
- * its own). A channel does not share its heap with a benchmark's other trees.
+ * Each measurement (a library, a case, a size) runs in a fresh process of its own, unless STORM_ISOLATE=0. In
+ * one process, a library's runs pay for the collection of whatever ran before them: `--trace-gc` showed a
+ * mark-compact of grpc-js-xds's 1,000-endpoint trees landing in lbtree's 10,000-endpoint runs, and grpc-js's
+ * runs after lbtree's pay for lbtree's the same way. A channel does not share its heap with a benchmark's other
+ * trees. A fresh process costs each measurement its warm-up (storm-measure.ts) and about a second to start.
  */
 const ISOLATE = process.env.STORM_ISOLATE !== '0';
 
