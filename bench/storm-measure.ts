@@ -8,9 +8,9 @@ import { median, ms } from './report.js';
 import type { Shape, StormHarness } from './storm-shapes.js';
 
 /**
- * Runs per size (median), fewer for the large sizes. Nine: on this project's 2-core VM a burst of host steal
- * or a major collection of earlier runs' trees lands in one run of a few; with five, two bad runs in a row
- * already moved a 10,000-endpoint median by 2-4x.
+ * Runs per size (median), fewer for the large sizes. Nine: on a shared VM a burst of host steal or a major
+ * collection lands in a run or two, and the median of nine leaves up to four such runs out (a burst lasting
+ * seconds still covers them all: the steal printed beside the figure says so).
  */
 export const repeatsFor = (n: number): number => (n <= 10_000 ? 9 : 1);
 /**
@@ -23,6 +23,7 @@ export const repeatsFor = (n: number): number => (n <= 10_000 ? 9 : 1);
 const WARM_UP_RUNS = 3;
 const WARM_UP_MIN_MS = Number(process.env.STORM_WARM_UP_MIN_MS ?? 1_000);
 const WARM_UP_MS = 2_000;
+
 export interface StormFigures {
   upMs: number;
   downMs: number;

@@ -246,10 +246,15 @@ export abstract class EndpointList implements StateCounts {
     return members === null ? NO_CHILDREN : members instanceof Map ? members.values() : [members];
   }
 
-  private find(key: string): EndpointChild | undefined {
+  /**
+   * The child whose endpoint has the key `key`, the key of `e` when `e` is given: a lone child holding the same
+   * addresses in the same order is then found without building its own key (a sort and a join, dual-stack).
+   */
+  private find(key: string, e?: Endpoint): EndpointChild | undefined {
     const members = this.members;
     if (members === null) return undefined;
     if (members instanceof Map) return members.get(key);
+    if (e !== undefined && sameAddressOrder(members.endpoint, e)) return members;
     return members.key === key ? members : undefined;
   }
 
@@ -331,7 +336,7 @@ export abstract class EndpointList implements StateCounts {
    */
   private place(e: Endpoint, generation: number, argsChanged: boolean): EndpointChild | null {
     const key = endpointKey(e);
-    let child = this.find(key);
+    let child = this.find(key, e);
     if (child === undefined) {
       child = this.createChild(e);
       this.add(key, child);

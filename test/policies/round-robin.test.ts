@@ -51,6 +51,19 @@ describe('round_robin children (A61 "Petiole policies", "Endpoint list updates")
     assert.equal(sim.state, 'READY');
   });
 
+  test('[A,B] again is the same endpoint; [A,C], sharing only A, is another: its child is new', () => {
+    const sim = readySim([]);
+    sim.script(A, { connectAfterMs: 1 });
+    sim.update([{ addresses: [A, B] }], RR);
+    sim.advance(1);
+    const created = sim.subchannelsCreated;
+    sim.update([{ addresses: [A, B] }], RR);
+    assert.equal(sim.subchannelsCreated, created, 'the same addresses in the same order: the same child');
+    assert.equal(sim.state, 'READY');
+    sim.update([{ addresses: [A, C] }], RR);
+    assert.ok(sim.subchannelsCreated > created, 'another address set: a child of its own, with its own subchannels');
+  });
+
   test('an unchanged list reuses every child; a removed endpoint is destroyed; a new one is created', () => {
     const sim = readySim([A, B]);
     const created = sim.subchannelsCreated;
