@@ -69,11 +69,8 @@ async function runOnce(
 
 async function warmUp(run: () => Promise<unknown>): Promise<void> {
   const start = performance.now();
-  for (
-    let w = 0;
-    (w < WARM_UP_RUNS || performance.now() - start < WARM_UP_MIN_MS) && performance.now() - start < WARM_UP_MS;
-    w++
-  )
+  const elapsed = () => performance.now() - start;
+  for (let w = 0; (w < WARM_UP_RUNS || elapsed() < WARM_UP_MIN_MS) && elapsed() < WARM_UP_MS; w++)
     await run();
 }
 

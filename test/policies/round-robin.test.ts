@@ -61,7 +61,10 @@ describe('round_robin children (A61 "Petiole policies", "Endpoint list updates")
     assert.equal(sim.subchannelsCreated, created, 'the same addresses in the same order: the same child');
     assert.equal(sim.state, 'READY');
     sim.update([{ addresses: [A, C] }], RR);
-    assert.ok(sim.subchannelsCreated > created, 'another address set: a child of its own, with its own subchannels');
+    assert.ok(
+      sim.subchannelsCreated > created,
+      'another address set: a child of its own, with its own subchannels',
+    );
   });
 
   test('an unchanged list reuses every child; a removed endpoint is destroyed; a new one is created', () => {
