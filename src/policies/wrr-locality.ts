@@ -122,23 +122,34 @@ export function groupByLocality(endpoints: readonly Endpoint[], trace: Trace): L
       if (dropped <= TRACE_EXAMPLES) droppedExamples.push(describe(e));
     }
   }
-  if (conflicts !== undefined) {
-    for (const [locality, discarded] of conflicts) {
-      trace(
-        () =>
-          `${WRR_LOCALITY}: warning: locality ${locality} has weight ${weights.get(locality)} and also ` +
-          `${[...discarded].join(', ')}; using the first, ${weights.get(locality)}`,
-      );
-    }
-  }
-  if (dropped > 0) {
+  if (conflicts !== undefined) traceConflicts(trace, weights, conflicts);
+  if (dropped > 0) traceDropped(trace, dropped, droppedExamples);
+  return { weights, dropped };
+}
+
+// The traces are functions of their own: a closure in groupByLocality capturing its locals would make V8 keep
+// them in a heap context, so its per-endpoint loop would read and write them there instead of in registers.
+
+function traceConflicts(
+  trace: Trace,
+  weights: ReadonlyMap<string, number>,
+  conflicts: ReadonlyMap<string, ReadonlySet<number>>,
+): void {
+  for (const [locality, discarded] of conflicts) {
     trace(
       () =>
-        `${WRR_LOCALITY}: dropped ${dropped} endpoint(s) without a locality and locality weight: ` +
-        `${droppedExamples.join(', ')}${dropped > TRACE_EXAMPLES ? ', ...' : ''}`,
+        `${WRR_LOCALITY}: warning: locality ${locality} has weight ${weights.get(locality)} and also ` +
+        `${[...discarded].join(', ')}; using the first, ${weights.get(locality)}`,
     );
   }
-  return { weights, dropped };
+}
+
+function traceDropped(trace: Trace, dropped: number, examples: readonly string[]): void {
+  trace(
+    () =>
+      `${WRR_LOCALITY}: dropped ${dropped} endpoint(s) without a locality and locality weight: ` +
+      `${examples.join(', ')}${dropped > TRACE_EXAMPLES ? ', ...' : ''}`,
+  );
 }
 
 function describe(e: Endpoint): string {

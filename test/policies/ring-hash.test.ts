@@ -464,7 +464,7 @@ describe('ring_hash aggregated state (A42 "Aggregated Connectivity State", rules
 
 describe('ring_hash proactive connection (A61 "Ring Hash", upstream text)', () => {
   test('with no picks at all, it keeps one endpoint connecting until one is READY, then stops', () => {
-    const sim = new Simulation({ backoffMs: 10_000 });
+    const sim = new Simulation({ backoffMs: 10_000, trace: true });
     const all = [A, B, C, D];
     for (const k of all) sim.script(k, { failAfterMs: 10 });
     sim.update(all, rh());
@@ -483,6 +483,10 @@ describe('ring_hash proactive connection (A61 "Ring Hash", upstream text)', () =
     sim.flush();
     assert.equal(sim.state, 'READY');
     assert.equal(all.filter((k) => requested(sim, k) > 0).length, 4);
+    assert.ok(
+      sim.traces.some((t) => /ring_hash: proactively connecting/.test(t)),
+      'each proactive connection is traced',
+    );
     // Once READY, no further proactive connections (backoff still running on the failed ones).
     const requests = all.map((k) => requested(sim, k));
     sim.advance(100);

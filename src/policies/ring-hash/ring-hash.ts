@@ -310,8 +310,9 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
       workMeter.visits++;
       if (this.children[e]!.state === IDLE && perEndpoint[e]! > 0) {
         this.proactiveCursor = e + 1 === n ? 0 : e + 1;
-        this.helper.trace(() => `ring_hash: proactively connecting ${this.children[e]!.key}`);
-        this.children[e]!.connect();
+        const child = this.children[e]!;
+        traceProactiveConnect(this.helper, child);
+        child.connect();
         return;
       }
     }
@@ -387,6 +388,14 @@ function sameRingInputs(
       return false;
   }
   return true;
+}
+
+/**
+ * A function of its own: a closure in connectProactively's loop capturing the loop's endpoint index would make
+ * V8 allocate a context for it on every iteration.
+ */
+function traceProactiveConnect(helper: Helper, child: EndpointChild): void {
+  helper.trace(() => `ring_hash: proactively connecting ${child.key}`);
 }
 
 export const ringHashFactory: PolicyFactory<RingHashConfig> = {
