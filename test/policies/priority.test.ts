@@ -157,19 +157,6 @@ describe('priority config (A56 "LB Policy Configuration")', () => {
     assert.equal(w.get('p0').destroyed, false);
   });
 
-  test('a child moving to another state is traced; a READY child re-reporting READY goes up untraced', () => {
-    const w = puppetWorld({ trace: true });
-    w.sim.update([], puppets(['p0']));
-    w.get('p0').report('READY');
-    w.get('p0').report('READY');
-    w.get('p0').report('TRANSIENT_FAILURE');
-    const reported = w.sim.traces.filter((t) => /priority: child p0 reported/.test(t));
-    assert.deepEqual(
-      reported.map((t) => t.replace(/^.*reported /, '')),
-      ['READY', 'TRANSIENT_FAILURE'],
-    );
-  });
-
   test('children not listed in priorities are allowed and never created', () => {
     const w = puppetWorld();
     const config = priorityConfig({ p0: puppet('p0'), spare: puppet('spare') }, ['p0']);
@@ -251,6 +238,19 @@ describe('priority children are created lazily (A56 "Child Lifetime Management")
 });
 
 describe('priority failover timer (A56 "Child Connectivity State Tracking")', () => {
+  test('a child moving to another state is traced; a READY child re-reporting READY goes up untraced', () => {
+    const w = puppetWorld({ trace: true });
+    w.sim.update([], puppets(['p0']));
+    w.get('p0').report('READY');
+    w.get('p0').report('READY');
+    w.get('p0').report('TRANSIENT_FAILURE');
+    const reported = w.sim.traces.filter((t) => /priority: child p0 reported/.test(t));
+    assert.deepEqual(
+      reported.map((t) => t.replace(/^.*reported /, '')),
+      ['READY', 'TRANSIENT_FAILURE'],
+    );
+  });
+
   test('fires at exactly 10,000 ms after creation: 9,999 ms is still waiting on the child', () => {
     const w = puppetWorld();
     w.sim.update([], puppets(['p0', 'p1']));
