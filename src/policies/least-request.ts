@@ -15,7 +15,7 @@ import {
 import type { EndpointChild } from './endpoint-list.js';
 import { EagerPetiole } from './petiole.js';
 import { DelegatingEntry } from './round-robin.js';
-import { type ArraySnapshot, snapshotOf } from './snapshot-array.js';
+import { type ArraySnapshot, type SnapshotArray, snapshotOf } from './snapshot-array.js';
 
 export const LEAST_REQUEST = 'least_request_experimental';
 
@@ -216,8 +216,8 @@ export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestS
     into[1] = resultSlot(child.picker, counter);
   }
 
-  protected readyPicker(ready: ArraySnapshot<LeastRequestSlot>): Picker {
-    return new LeastRequestPicker(ready, this.choiceCount, this.random);
+  protected readyPickerOf(entries: SnapshotArray<LeastRequestSlot>): Picker {
+    return new LeastRequestPicker(entries.snapshot(), this.choiceCount, this.random);
   }
 }
 

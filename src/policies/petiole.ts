@@ -19,7 +19,7 @@ import {
 } from '../core/index.js';
 import { UPDATE_LIST } from './child-policy.js';
 import { type EndpointChild, EndpointList } from './endpoint-list.js';
-import { type ArraySnapshot, SnapshotArray } from './snapshot-array.js';
+import { SnapshotArray } from './snapshot-array.js';
 
 const NO_CHILDREN = Object.freeze([]) as unknown as EndpointChild[];
 /**
@@ -78,8 +78,11 @@ export abstract class EagerPetiole<Config, Entry = Picker>
    */
   protected abstract entryFor(child: EndpointChild, into: Entry[]): void;
 
-  /** The READY picker over `ready` (at least one entry). */
-  protected abstract readyPicker(ready: ArraySnapshot<Entry>): Picker;
+  /**
+   * The READY picker over the live READY entries (at least one): over `entries.snapshot()`, or a picker that is
+   * itself the snapshot (`entries.snapshotWith`, round_robin: one object per report instead of two).
+   */
+  protected abstract readyPickerOf(entries: SnapshotArray<Entry>): Picker;
 
   /**
    * The READY picker when `child` is the only READY child, if the subclass's picker over one child picks
@@ -99,7 +102,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   /** Reports a fresh READY picker over the same READY set (weighted_round_robin's periodic weight update). */
   protected refreshPicker(): void {
     if (this.reported === READY && this.readyCount() > 0) {
-      this.report(READY, OK_STATUS, this.readyPicker(this.readyEntries().snapshot()));
+      this.report(READY, OK_STATUS, this.readyPickerOf(this.readyEntries()));
     }
   }
 
@@ -303,7 +306,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       const set = this.readySet;
       const one = !Array.isArray(set) ? set : set.length === 1 ? set[0]! : null;
       const only = one !== null ? this.onlyReadyPicker(one) : null;
-      this.report(READY, OK_STATUS, only ?? this.readyPicker(this.readyEntries().snapshot()));
+      this.report(READY, OK_STATUS, only ?? this.readyPickerOf(this.readyEntries()));
       return;
     }
     const stillTrying = this.CONNECTING + this.IDLE > 0;

@@ -7,7 +7,7 @@ import {
 } from '../core/index.js';
 import type { EndpointChild } from './endpoint-list.js';
 import { EagerPetiole } from './petiole.js';
-import type { ArraySnapshot } from './snapshot-array.js';
+import { ArraySnapshot, type SnapshotArray } from './snapshot-array.js';
 
 export const ROUND_ROBIN = 'round_robin';
 
@@ -28,26 +28,30 @@ export function roundRobinEntry(picker: Picker): RoundRobinEntry {
 }
 
 /**
- * Rotates over the READY children, starting at a random one so clients spread their first calls. The
- * entries are a snapshot of the policy's READY set, shared with the pickers built before and after it.
+ * Rotates over the READY children, starting at a random one so clients spread their first calls. The picker
+ * is itself a snapshot of the policy's READY set (made by its SnapshotArray): a report makes one object, not a
+ * picker and a snapshot.
  */
-export class RoundRobinPicker implements Picker {
-  private next: number;
-  private readonly n: number;
-  constructor(
-    private readonly entries: ArraySnapshot<RoundRobinEntry>,
-    start: number,
-  ) {
-    this.n = entries.length;
-    this.next = start % this.n;
+export class RoundRobinPicker extends ArraySnapshot<RoundRobinEntry> implements Picker {
+  private cursor: number;
+  /** @internal Made through `SnapshotArray.snapshotWith`. */
+  constructor(items: readonly RoundRobinEntry[], length: number, start: number) {
+    super(items, length);
+    this.cursor = start % length;
   }
   pick(args: PickArgs): PickResult {
-    const i = this.next;
-    if (++this.next === this.n) this.next = 0;
-    const entry = this.entries.at(i);
+    const i = this.cursor;
+    if (++this.cursor === this.length) this.cursor = 0;
+    const entry = this.at(i);
     return entry.type === 'delegate' ? entry.picker.pick(args) : entry;
   }
 }
+
+const roundRobinPicker = (
+  items: readonly RoundRobinEntry[],
+  length: number,
+  start: number,
+): RoundRobinPicker => new RoundRobinPicker(items, length, start);
 
 /**
  * round_robin as an A61 petiole: one pick_first child per endpoint, calls rotated over the READY ones. The
@@ -58,8 +62,9 @@ export class RoundRobin extends EagerPetiole<object, RoundRobinEntry> {
     into[0] = roundRobinEntry(child.picker);
   }
 
-  protected readyPicker(ready: ArraySnapshot<RoundRobinEntry>): Picker {
-    return new RoundRobinPicker(ready, Math.floor(this.helper.random() * ready.length));
+  protected readyPickerOf(entries: SnapshotArray<RoundRobinEntry>): Picker {
+    const start = Math.floor(this.helper.random() * entries.length);
+    return entries.snapshotWith(roundRobinPicker, start);
   }
 
   /** Rotating over one child picks what its own picker picks, every time. */

@@ -98,6 +98,26 @@ export class SnapshotArray<T> {
     return snapshot;
   }
 
+  /**
+   * The current contents as a new snapshot made by `make` (a subclass of {@link ArraySnapshot}: a picker that is
+   * its own snapshot, one object per report instead of two), given `arg`: `make` can then be one function made
+   * once, not a closure per call. Always a new object, even when nothing changed.
+   */
+  snapshotWith<S extends ArraySnapshot<T>, A>(
+    make: (items: readonly T[], length: number, arg: A) => S,
+    arg: A,
+  ): S {
+    const snapshot = make(this.items, this.items.length, arg);
+    const newest = this.newest;
+    if (newest !== null) {
+      // `newest` reads through `snapshot` for every slot it has no override of (the same items if unchanged).
+      newest.stale = true;
+      newest.next = snapshot;
+    }
+    this.newest = snapshot;
+    return snapshot;
+  }
+
   /** Before slot `i` changes: the newest snapshot keeps the value it saw there. */
   private preserve(i: number): void {
     const newest = this.newest;
@@ -126,7 +146,7 @@ export class ArraySnapshot<T> {
   /** @internal The snapshot taken after this one, which holds every slot this one has no override of. */
   next: ArraySnapshot<T> | null = null;
 
-  /** @internal */
+  /** @internal Made by a {@link SnapshotArray} (`snapshot`, or a subclass through `snapshotWith`). */
   constructor(
     private readonly items: readonly T[],
     readonly length: number,

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type ArraySnapshot, SnapshotArray, snapshotOf } from '../../src/policies/index.js';
+import { ArraySnapshot, SnapshotArray, snapshotOf } from '../../src/policies/index.js';
 import { seededRandom } from '../../src/sim/index.js';
+
+/** A snapshot subclass, as a picker that is its own snapshot (round_robin's) is. */
+class OwnSnapshot<T> extends ArraySnapshot<T> {}
+const ownSnapshot = <T>(items: readonly T[], length: number): OwnSnapshot<T> =>
+  new OwnSnapshot(items, length);
 
 describe('SnapshotArray: O(1) changes and O(1) immutable snapshots (the pickers of a connect storm)', () => {
   test('an adopted array is the live contents: a snapshot taken before a change keeps reading the old values', () => {
@@ -40,11 +45,17 @@ describe('SnapshotArray: O(1) changes and O(1) immutable snapshots (the pickers 
         assert.equal(moved, i < model.length);
       }
       assert.equal(array.length, model.length);
-      // Snapshots at random points, sometimes several without a change in between (the same one back).
+      // Snapshots at random points, sometimes several without a change in between (the same one back), and
+      // some made as a subclass (a picker that is its own snapshot, as round_robin's): always a new object.
       if (random() < 0.3) {
         const snapshot = array.snapshot();
         if (random() < 0.2) assert.equal(array.snapshot(), snapshot);
         taken.push({ snapshot, expected: model.slice() });
+      } else if (random() < 0.15) {
+        const own = array.snapshotWith(ownSnapshot, null);
+        assert.ok(own instanceof OwnSnapshot);
+        assert.notEqual(array.snapshotWith(ownSnapshot, null), own);
+        taken.push({ snapshot: own, expected: model.slice() });
       }
     }
     for (const { snapshot, expected } of taken) {

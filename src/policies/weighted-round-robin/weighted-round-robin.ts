@@ -8,7 +8,7 @@ import {
 } from '../../core/index.js';
 import type { EndpointChild } from '../endpoint-list.js';
 import { EagerPetiole } from '../petiole.js';
-import type { ArraySnapshot } from '../snapshot-array.js';
+import type { ArraySnapshot, SnapshotArray } from '../snapshot-array.js';
 import {
   parseWeightedRoundRobinConfig,
   WEIGHTED_ROUND_ROBIN,
@@ -92,7 +92,8 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     this.weights.get(child)?.onReady();
   }
 
-  protected readyPicker(ready: ArraySnapshot<WeightedEndpoint>): Picker {
+  protected readyPickerOf(entries: SnapshotArray<WeightedEndpoint>): Picker {
+    const ready = entries.snapshot();
     const perCall = !this.config.enableOobLoadReport;
     const start = Math.floor(this.random() * ready.length);
     if (ready !== this.built) {
