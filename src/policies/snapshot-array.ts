@@ -88,14 +88,7 @@ export class SnapshotArray<T> {
     // Unchanged: every change to a slot the newest snapshot covers marks it stale, and one to a slot beyond it
     // (push, or a removal among the slots pushed since) changes the length unless it undoes the pushes.
     if (newest !== null && !newest.stale && newest.length === this.items.length) return newest;
-    const snapshot = new ArraySnapshot(this.items, this.items.length);
-    if (newest !== null) {
-      // From now on `newest` reads through `snapshot` for every slot it has no override of.
-      newest.stale = true;
-      newest.next = snapshot;
-    }
-    this.newest = snapshot;
-    return snapshot;
+    return this.takeNewest(new ArraySnapshot(this.items, this.items.length));
   }
 
   /**
@@ -107,10 +100,13 @@ export class SnapshotArray<T> {
     make: (items: readonly T[], length: number, arg: A) => S,
     arg: A,
   ): S {
-    const snapshot = make(this.items, this.items.length, arg);
+    return this.takeNewest(make(this.items, this.items.length, arg));
+  }
+
+  /** Makes `snapshot` the newest: the one before reads through it for every slot it has no override of. */
+  private takeNewest<S extends ArraySnapshot<T>>(snapshot: S): S {
     const newest = this.newest;
     if (newest !== null) {
-      // `newest` reads through `snapshot` for every slot it has no override of (the same items if unchanged).
       newest.stale = true;
       newest.next = snapshot;
     }
