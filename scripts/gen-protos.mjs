@@ -1,5 +1,5 @@
 // `npm run gen:protos`: generates @bufbuild/protobuf v2 code for the Envoy / xDS protos lbtree uses into
-// src/xds/gen (committed, so users and CI need no generator).
+// src/protos/gen (committed, so users and CI need no generator).
 //
 // The .proto sources come from devDependencies that ship them: @grpc/grpc-js-xds's deps/ (envoy-api,
 // googleapis, protoc-gen-validate, cncf xds + udpa) and @grpc/grpc-js's proto/xds (ORCA, which
@@ -79,7 +79,7 @@ function addStringRulesIgnoreEmpty(validateProto) {
   );
 }
 
-const OUT = 'src/xds/gen';
+const OUT = 'src/protos/gen';
 
 function generatedFiles(dir) {
   return readdirSync(dir, { withFileTypes: true })
@@ -93,8 +93,8 @@ function generatedFiles(dir) {
     .sort();
 }
 
-// src/xds/gen/files.ts lists every generated file descriptor and every well-known type they import, so
-// src/xds/proto/type-registry.ts can build one registry (Any, proto3 JSON "@type") without a hand-kept list.
+// src/protos/gen/files.ts lists every generated file descriptor and every well-known type they import, so
+// src/protos/type-registry.ts can build one registry (Any, proto3 JSON "@type") without a hand-kept list.
 function writeFileIndex() {
   const imports = [];
   const names = [];
@@ -145,7 +145,7 @@ try {
   ]);
   run(buf, ['generate', image, '--template', 'scripts/buf.gen.yaml']);
   writeFileIndex();
-  console.log(`gen-protos: generated ${WANTED.length} files and their imports into src/xds/gen`);
+  console.log(`gen-protos: generated ${WANTED.length} files and their imports into src/protos/gen`);
 } finally {
   rmSync(stage, { recursive: true, force: true });
 }

@@ -7,7 +7,7 @@ import {
   DiscoveryRequestSchema,
   type DiscoveryResponse,
   DiscoveryResponseSchema,
-} from '../xds/gen/envoy/service/discovery/v3/discovery_pb.js';
+} from '../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
 
 export const STREAM_AGGREGATED_RESOURCES_PATH =
   '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';

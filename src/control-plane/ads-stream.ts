@@ -8,7 +8,7 @@ import {
   type DiscoveryRequest,
   type DiscoveryResponse,
   DiscoveryResponseSchema,
-} from '../xds/gen/envoy/service/discovery/v3/discovery_pb.js';
+} from '../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
 import type { ResourceSet } from './resource-set.js';
 import { allResourcesRequiredInSotW } from './type-urls.js';
 

@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import type {
   DiscoveryRequest,
   DiscoveryResponse,
-} from '../xds/gen/envoy/service/discovery/v3/discovery_pb.js';
+} from '../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
 import { ADS_SERVICE } from './ads-service.js';
 import {
   type AckRecord,

@@ -11,7 +11,7 @@ import {
   toBinary,
 } from '@bufbuild/protobuf';
 import { type Any, AnySchema, anyUnpack } from '@bufbuild/protobuf/wkt';
-import { xdsTypeRegistry } from '../xds/proto/type-registry.js';
+import { xdsTypeRegistry } from '../protos/type-registry.js';
 import { shortTypeName, typeNameOf, typeUrlOf } from './type-urls.js';
 
 /** A resource in proto3 JSON: `{ "@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", … }`. */

@@ -4,7 +4,7 @@ import { type BackendMetricReport, type CallEndDetails, completeBackendMetricRep
 import {
   type OrcaLoadReport,
   OrcaLoadReportSchema,
-} from '../xds/gen/xds/data/orca/v3/orca_load_report_pb.js';
+} from '../protos/gen/xds/data/orca/v3/orca_load_report_pb.js';
 
 /** The trailer a server puts its per-call ORCA load report in (A51). */
 export const BACKEND_METRICS_TRAILER = 'endpoint-load-metrics-bin';

@@ -5,11 +5,11 @@ import type { BackendMetricReport } from '../core/index.js';
 import {
   type OrcaLoadReport,
   OrcaLoadReportSchema,
-} from '../xds/gen/xds/data/orca/v3/orca_load_report_pb.js';
+} from '../protos/gen/xds/data/orca/v3/orca_load_report_pb.js';
 import {
   type OrcaLoadReportRequest,
   OrcaLoadReportRequestSchema,
-} from '../xds/gen/xds/service/orca/v3/orca_pb.js';
+} from '../protos/gen/xds/service/orca/v3/orca_pb.js';
 import { toOrcaLoadReport } from './backend-metrics.js';
 import { STREAM_CORE_METRICS } from './orca-stream.js';
 

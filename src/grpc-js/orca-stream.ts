@@ -15,8 +15,8 @@ import {
   realClock,
   type Unwatch,
 } from '../core/index.js';
-import { OrcaLoadReportSchema } from '../xds/gen/xds/data/orca/v3/orca_load_report_pb.js';
-import { OrcaLoadReportRequestSchema } from '../xds/gen/xds/service/orca/v3/orca_pb.js';
+import { OrcaLoadReportSchema } from '../protos/gen/xds/data/orca/v3/orca_load_report_pb.js';
+import { OrcaLoadReportRequestSchema } from '../protos/gen/xds/service/orca/v3/orca_pb.js';
 import { toBackendMetricReport } from './backend-metrics.js';
 
 /** The ORCA out-of-band method (A51). */

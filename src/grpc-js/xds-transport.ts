@@ -13,6 +13,12 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import type { Trace } from '../core/index.js';
+import {
+  type DiscoveryRequest,
+  DiscoveryRequestSchema,
+  type DiscoveryResponse,
+  DiscoveryResponseSchema,
+} from '../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
 import type { XdsChannelCredentials, XdsServerConfig } from '../xds/client/bootstrap.js';
 import type {
   AdsStream,
@@ -20,12 +26,6 @@ import type {
   XdsTransport,
   XdsTransportFactory,
 } from '../xds/client/transport.js';
-import {
-  type DiscoveryRequest,
-  DiscoveryRequestSchema,
-  type DiscoveryResponse,
-  DiscoveryResponseSchema,
-} from '../xds/gen/envoy/service/discovery/v3/discovery_pb.js';
 
 export const ADS_METHOD = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 

@@ -5,6 +5,16 @@
 import { toBinary } from '@bufbuild/protobuf';
 import type { Endpoint } from '../core/index.js';
 import { OUTLIER_DETECTION } from '../policies/outlier-detection/config.js';
+import {
+  type Cluster,
+  ClusterSchema,
+  LoadBalancingPolicySchema,
+} from '../protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import {
+  type ClusterLoadAssignment,
+  ClusterLoadAssignmentSchema,
+} from '../protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { type JsonReadOptions, messageFromJson } from '../protos/json.js';
 import { type ClusterOptions, decodeCluster, parseCluster, type XdsClusterResource } from './cluster.js';
 import {
   decodeClusterLoadAssignment,
@@ -12,15 +22,6 @@ import {
   type XdsEndpointResource,
 } from './endpoints.js';
 import { XdsResourceError } from './errors.js';
-import {
-  type Cluster,
-  ClusterSchema,
-  LoadBalancingPolicySchema,
-} from './gen/envoy/config/cluster/v3/cluster_pb.js';
-import {
-  type ClusterLoadAssignment,
-  ClusterLoadAssignmentSchema,
-} from './gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import type { LbConfigList } from './lb-policy-registry.js';
 import {
   type PlainXdsEndpoint,
@@ -28,7 +29,6 @@ import {
   type PriorityTreeOptions,
   toPlainEndpoints,
 } from './priority-tree.js';
-import { type JsonReadOptions, messageFromJson } from './proto/json.js';
 
 export interface ClusterTreeOptions extends ClusterOptions, PriorityTreeOptions {
   /** Prefix of the priority child names (`priority-0-` gives `priority-0-0`, `priority-0-1`, …). */

@@ -2,8 +2,7 @@
 // (A52's load_balancing_policy, or the legacy lb_policy fields of A27 / A42 / A48) and, for EDS clusters, the
 // name to ask EDS for (A27).
 
-import { XdsResourceError } from './errors.js';
-import { type ResolvedXdsOptions, resolveXdsOptions, type XdsOptions } from './features.js';
+import { decodeOrNack, enumName } from '../protos/decode.js';
 import {
   type Cluster,
   Cluster_DiscoveryType,
@@ -13,8 +12,10 @@ import {
   Cluster_RingHashLbConfig_HashFunction,
   Cluster_RingHashLbConfig_HashFunctionSchema,
   ClusterSchema,
-} from './gen/envoy/config/cluster/v3/cluster_pb.js';
-import type { ConfigSource } from './gen/envoy/config/core/v3/config_source_pb.js';
+} from '../protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import type { ConfigSource } from '../protos/gen/envoy/config/core/v3/config_source_pb.js';
+import { XdsResourceError } from './errors.js';
+import { type ResolvedXdsOptions, resolveXdsOptions, type XdsOptions } from './features.js';
 import {
   defaultXdsLbPolicyRegistry,
   type LbConfigEntry,
@@ -25,7 +26,6 @@ import {
   XDS_DEFAULT_CHOICE_COUNT,
   type XdsLbPolicyRegistry,
 } from './lb-policy-registry.js';
-import { decodeOrNack, enumName } from './proto/decode.js';
 import { parseOutlierDetection } from './resources/outlier-detection.js';
 import type { XdsOutlierDetectionConfig } from './resources/types.js';
 

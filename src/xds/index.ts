@@ -11,6 +11,9 @@ import {
 // A52 custom policies: register a PolicyFactory under a protobuf-style name (`myorg.MyCustomLb`) and a
 // control plane can select it with a TypedStruct whose type_url ends in that name.
 export { defaultRegistry, registerPolicy } from '../policies/default-registry.js';
+export { MAX_PROTO_NESTING } from '../protos/decode.js';
+export { type JsonReadOptions, ProtoJsonError } from '../protos/json.js';
+export { xdsTypeRegistry } from '../protos/type-registry.js';
 export { type ClusterOptions, decodeCluster, parseCluster, type XdsClusterResource } from './cluster.js';
 export {
   type ClusterTreeOptions,
@@ -51,9 +54,6 @@ export {
   XDS_LOCALITY_NAME,
   XDS_PRIORITY,
 } from './priority-tree.js';
-export { MAX_PROTO_NESTING } from './proto/decode.js';
-export { type JsonReadOptions, ProtoJsonError } from './proto/json.js';
-export { xdsTypeRegistry } from './proto/type-registry.js';
 
 /**
  * A52 `convertToServiceConfig`: an encoded `envoy.config.cluster.v3.LoadBalancingPolicy` → the LoadBalancingConfig

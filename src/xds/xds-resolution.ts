@@ -5,6 +5,7 @@
 // picking (A31's two-step removal); then a new result without it follows.
 
 import { type Status, type StatusOr, unavailable } from '../core/index.js';
+import type { JsonObject } from '../protos/json.js';
 import type { XdsWatcher } from './client/watcher.js';
 import { ClusterRefs } from './cluster-refs.js';
 import { clusterChildName, type RouteSelection, XdsConfigSelector } from './config-selector.js';
@@ -12,7 +13,6 @@ import { type DnsResolver, XdsDependencyManager, type XdsResourceTypes } from '.
 import type { LbConfigList } from './lb-policy-registry.js';
 import { CDS } from './policies/cds.js';
 import { XDS_CLUSTER_MANAGER } from './policies/cluster-manager.js';
-import type { JsonObject } from './proto/json.js';
 import type { XdsClusterConfig, XdsConfig } from './xds-config.js';
 
 /** What routes calls: a config selector, or one that fails every call (no usable listener / routes). */

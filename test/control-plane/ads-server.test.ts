@@ -16,7 +16,7 @@ import {
   ROUTE_CONFIGURATION_TYPE_URL,
   routeConfiguration,
 } from '../../src/control-plane/index.js';
-import { ClusterSchema } from '../../src/xds/gen/envoy/config/cluster/v3/cluster_pb.js';
+import { ClusterSchema } from '../../src/protos/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { AdsTestClient, namesIn } from '../support/ads-test-client.js';
 
 const ROUTES = [{ routes: [{ cluster: 'c1' }] }];

@@ -18,10 +18,10 @@ import {
   watchFileContent,
   xdsService,
 } from '../../src/control-plane/index.js';
-import type { Cluster } from '../../src/xds/gen/envoy/config/cluster/v3/cluster_pb.js';
-import type { ClusterLoadAssignment } from '../../src/xds/gen/envoy/config/endpoint/v3/endpoint_pb.js';
-import type { Listener } from '../../src/xds/gen/envoy/config/listener/v3/listener_pb.js';
-import { xdsTypeRegistry } from '../../src/xds/proto/type-registry.js';
+import type { Cluster } from '../../src/protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import type { ClusterLoadAssignment } from '../../src/protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import type { Listener } from '../../src/protos/gen/envoy/config/listener/v3/listener_pb.js';
+import { xdsTypeRegistry } from '../../src/protos/type-registry.js';
 import { everyBuilder } from './every-builder.js';
 
 const decoded = <T>(set: ResourceSet, typeUrl: string, name: string): T =>

@@ -6,7 +6,7 @@ import { runRefusing } from '../support/refused-modules.js';
 // `register()` is what every lbtree-on-grpc-js program runs at start-up; the xDS client and its decoders are
 // most of lbtree's load time, so they load with the first `xds:` channel and never for other targets.
 const XDS_CLIENT_MODULES = [
-  '/xds/gen/envoy/',
+  '/protos/gen/envoy/',
   '/xds/resources/index.',
   '/xds/client/xds-client.',
   '/xds/xds-resolution.',

@@ -4,13 +4,13 @@ import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import * as grpc from '@grpc/grpc-js';
 import { ADS_SERVICE } from '../../src/control-plane/index.js';
-import { NodeSchema } from '../../src/xds/gen/envoy/config/core/v3/base_pb.js';
+import { NodeSchema } from '../../src/protos/gen/envoy/config/core/v3/base_pb.js';
 import {
   type DiscoveryRequest,
   DiscoveryRequestSchema,
   type DiscoveryResponse,
-} from '../../src/xds/gen/envoy/service/discovery/v3/discovery_pb.js';
-import { xdsTypeRegistry } from '../../src/xds/proto/type-registry.js';
+} from '../../src/protos/gen/envoy/service/discovery/v3/discovery_pb.js';
+import { xdsTypeRegistry } from '../../src/protos/type-registry.js';
 
 const AdsClient = grpc.makeGenericClientConstructor(ADS_SERVICE, 'AggregatedDiscoveryService');
 

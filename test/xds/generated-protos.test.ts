@@ -1,13 +1,13 @@
-// The generated Envoy protos (src/xds/gen, @bufbuild/protobuf v2) and the xDS type registry: binary and
+// The generated Envoy protos (src/protos/gen, @bufbuild/protobuf v2) and the xDS type registry: binary and
 // canonical proto3 JSON round trips, including an Any resolved through the registry ("@type").
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { create, equals, fromBinary, fromJson, toBinary, toJson } from '@bufbuild/protobuf';
 import { anyPack, anyUnpack } from '@bufbuild/protobuf/wkt';
-import { type Cluster, ClusterSchema } from '../../src/xds/gen/envoy/config/cluster/v3/cluster_pb.js';
-import { RingHashSchema } from '../../src/xds/gen/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_pb.js';
-import { DiscoveryResponseSchema } from '../../src/xds/gen/envoy/service/discovery/v3/discovery_pb.js';
-import { xdsTypeRegistry } from '../../src/xds/proto/type-registry.js';
+import { type Cluster, ClusterSchema } from '../../src/protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import { RingHashSchema } from '../../src/protos/gen/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_pb.js';
+import { DiscoveryResponseSchema } from '../../src/protos/gen/envoy/service/discovery/v3/discovery_pb.js';
+import { xdsTypeRegistry } from '../../src/protos/type-registry.js';
 
 const CLUSTER_TYPE_URL = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
 

@@ -1,4 +1,4 @@
-// lbtree's Envoy messages are generated (src/xds/gen, @bufbuild/protobuf) by scripts/gen-protos.mjs. This file
+// lbtree's Envoy messages are generated (src/protos/gen, @bufbuild/protobuf) by scripts/gen-protos.mjs. This file
 // checks them against an independent reading of the same official .proto files — protobufjs loading what the
 // @grpc/grpc-js-xds devDependency ships — so a generation mistake (a file staged from the wrong place, the
 // patched validate.proto, a missing import) cannot hide: first field by field, then by sending real
@@ -18,10 +18,10 @@ import {
   toJson,
 } from '@bufbuild/protobuf';
 import protobuf from 'protobufjs';
-import { ClusterSchema } from '../../src/xds/gen/envoy/config/cluster/v3/cluster_pb.js';
-import { ClusterLoadAssignmentSchema } from '../../src/xds/gen/envoy/config/endpoint/v3/endpoint_pb.js';
-import { messageFromJson } from '../../src/xds/proto/json.js';
-import { xdsTypeRegistry } from '../../src/xds/proto/type-registry.js';
+import { ClusterSchema } from '../../src/protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import { ClusterLoadAssignmentSchema } from '../../src/protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { messageFromJson } from '../../src/protos/json.js';
+import { xdsTypeRegistry } from '../../src/protos/type-registry.js';
 import {
   assignment,
   edsCluster,

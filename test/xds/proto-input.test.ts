@@ -5,10 +5,12 @@ import { describe, test } from 'node:test';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { WireType } from '@bufbuild/protobuf/wire';
 import { anyPack, ValueSchema } from '@bufbuild/protobuf/wkt';
+import { decodeOrNack } from '../../src/protos/decode.js';
+import { LoadBalancingPolicySchema } from '../../src/protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import { ClusterLoadAssignmentSchema } from '../../src/protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { MaglevSchema } from '../../src/protos/gen/envoy/extensions/load_balancing_policies/maglev/v3/maglev_pb.js';
+import { messageFromJson } from '../../src/protos/json.js';
 import { capNackReason, listWithin } from '../../src/xds/errors.js';
-import { LoadBalancingPolicySchema } from '../../src/xds/gen/envoy/config/cluster/v3/cluster_pb.js';
-import { ClusterLoadAssignmentSchema } from '../../src/xds/gen/envoy/config/endpoint/v3/endpoint_pb.js';
-import { MaglevSchema } from '../../src/xds/gen/envoy/extensions/load_balancing_policies/maglev/v3/maglev_pb.js';
 import {
   clusterLbConfig,
   clusterToTreeFromJson,
@@ -21,8 +23,6 @@ import {
   ProtoJsonError,
   XdsResourceError,
 } from '../../src/xds/index.js';
-import { decodeOrNack } from '../../src/xds/proto/decode.js';
-import { messageFromJson } from '../../src/xds/proto/json.js';
 import { assignment, edsCluster, lbp, roundRobin } from './helpers.js';
 
 /** `levels` nested groups of an unknown field (number 999): start-group tags, then as many end-group tags. */

@@ -9,11 +9,11 @@ import {
   type VirtualHostSpec,
 } from '../../src/control-plane/index.js';
 import type { CallMetadata } from '../../src/core/index.js';
+import { ListenerSchema } from '../../src/protos/gen/envoy/config/listener/v3/listener_pb.js';
+import { RouteConfigurationSchema } from '../../src/protos/gen/envoy/config/route/v3/route_pb.js';
 import { seededRandom } from '../../src/sim/index.js';
 import { ClusterRefs } from '../../src/xds/cluster-refs.js';
 import { type RouteSelection, XdsConfigSelector } from '../../src/xds/config-selector.js';
-import { ListenerSchema } from '../../src/xds/gen/envoy/config/listener/v3/listener_pb.js';
-import { RouteConfigurationSchema } from '../../src/xds/gen/envoy/config/route/v3/route_pb.js';
 import { listenerResourceType, routeConfigurationResourceType } from '../../src/xds/resources/index.js';
 import type { XdsHttpFilter, XdsRouteConfiguration } from '../../src/xds/resources/types.js';
 import {

@@ -3,12 +3,12 @@ import { AnySchema, timestampFromMs } from '@bufbuild/protobuf/wkt';
 import {
   ClientResourceStatus,
   UpdateFailureStateSchema,
-} from '../gen/envoy/admin/v3/config_dump_shared_pb.js';
+} from '../../protos/gen/envoy/admin/v3/config_dump_shared_pb.js';
 import {
   type ClientConfig,
   ClientConfig_GenericXdsConfigSchema,
   ClientConfigSchema,
-} from '../gen/envoy/service/status/v3/csds_pb.js';
+} from '../../protos/gen/envoy/service/status/v3/csds_pb.js';
 import type { XdsResourceStatus } from './cache-entry.js';
 import type { XdsClientDump } from './dump.js';
 import { nodeProto } from './node.js';

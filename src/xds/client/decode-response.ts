@@ -1,6 +1,6 @@
 import { fromBinary } from '@bufbuild/protobuf';
 import type { Any } from '@bufbuild/protobuf/wkt';
-import { ResourceSchema } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import { ResourceSchema } from '../../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
 import type { XdsDecodeContext, XdsResourceType } from './resource-type.js';
 
 const RESOURCE_WRAPPER_TYPE_URL = 'type.googleapis.com/envoy.service.discovery.v3.Resource';

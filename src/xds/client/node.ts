@@ -1,5 +1,5 @@
 import { create, type JsonObject } from '@bufbuild/protobuf';
-import { LocalitySchema, type Node, NodeSchema } from '../gen/envoy/config/core/v3/base_pb.js';
+import { LocalitySchema, type Node, NodeSchema } from '../../protos/gen/envoy/config/core/v3/base_pb.js';
 import type { XdsNodeConfig } from './bootstrap.js';
 
 export const USER_AGENT_NAME = 'lbtree';

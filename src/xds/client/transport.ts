@@ -1,5 +1,8 @@
 import type { Status } from '../../core/status.js';
-import type { DiscoveryRequest, DiscoveryResponse } from '../gen/envoy/service/discovery/v3/discovery_pb.js';
+import type {
+  DiscoveryRequest,
+  DiscoveryResponse,
+} from '../../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
 import type { XdsServerConfig } from './bootstrap.js';
 
 // The xDS client knows nothing of grpc-js: it talks to the control plane through this interface. The grpc-js

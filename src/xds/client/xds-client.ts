@@ -3,13 +3,13 @@ import { type CancelTimer, type Clock, realClock } from '../../core/clock.js';
 import { type BackoffOptions, ExponentialBackoff } from '../../core/index.js';
 import type { Trace } from '../../core/load-balancer.js';
 import { Code, formatStatus, OK_STATUS, type Status, status } from '../../core/status.js';
-import { envFlag, resolveXdsOptions, type XdsOptions } from '../features.js';
-import type { Node } from '../gen/envoy/config/core/v3/base_pb.js';
+import type { Node } from '../../protos/gen/envoy/config/core/v3/base_pb.js';
 import {
   DiscoveryRequestSchema,
   type DiscoveryResponse,
-} from '../gen/envoy/service/discovery/v3/discovery_pb.js';
-import { StatusSchema } from '../gen/google/rpc/status_pb.js';
+} from '../../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
+import { StatusSchema } from '../../protos/gen/google/rpc/status_pb.js';
+import { envFlag, resolveXdsOptions, type XdsOptions } from '../features.js';
 import type { XdsBootstrap, XdsServerConfig } from './bootstrap.js';
 import { CacheEntry, type WatchRegistration } from './cache-entry.js';
 import { decodeResources, typeShortName } from './decode-response.js';

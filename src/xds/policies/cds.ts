@@ -28,9 +28,9 @@ import {
 import { ChildPolicy } from '../../policies/child-policy.js';
 import { OUTLIER_DETECTION } from '../../policies/outlier-detection/config.js';
 import { PRIORITY } from '../../policies/priority/index.js';
+import type { JsonObject } from '../../protos/json.js';
 import type { LbConfigList } from '../lb-policy-registry.js';
 import { PriorityTreeGenerator } from '../priority-tree.js';
-import type { JsonObject } from '../proto/json.js';
 import { type XdsClusterConfig, xdsConfigOf } from '../xds-config.js';
 import { XDS_CLUSTER_IMPL } from './cluster-impl.js';
 import { XDS_OVERRIDE_HOST } from './override-host/config.js';

@@ -3,20 +3,20 @@
 // (outlier_detection) and A27's circuit breaking and lrs_server rules describe.
 
 import type { Any } from '@bufbuild/protobuf/wkt';
-import type { XdsResourceType } from '../client/resource-type.js';
-import { clusterLbPolicyConfig } from '../cluster.js';
-import type { XdsHealthStatus } from '../endpoints.js';
+import { decodeOrNack } from '../../protos/decode.js';
 import {
   type Cluster,
   Cluster_DiscoveryType,
   ClusterSchema,
-} from '../gen/envoy/config/cluster/v3/cluster_pb.js';
-import { RoutingPriority } from '../gen/envoy/config/core/v3/base_pb.js';
-import { HealthStatus } from '../gen/envoy/config/core/v3/health_check_pb.js';
-import { ClusterConfigSchema } from '../gen/envoy/extensions/clusters/aggregate/v3/cluster_pb.js';
+} from '../../protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import { RoutingPriority } from '../../protos/gen/envoy/config/core/v3/base_pb.js';
+import { HealthStatus } from '../../protos/gen/envoy/config/core/v3/health_check_pb.js';
+import { ClusterConfigSchema } from '../../protos/gen/envoy/extensions/clusters/aggregate/v3/cluster_pb.js';
+import type { XdsResourceType } from '../client/resource-type.js';
+import { clusterLbPolicyConfig } from '../cluster.js';
+import type { XdsHealthStatus } from '../endpoints.js';
 import type { LbConfigList } from '../lb-policy-registry.js';
 import { DEFAULT_OVERRIDE_HOST_STATUS } from '../policies/override-host/config.js';
-import { decodeOrNack } from '../proto/decode.js';
 import { isAdsOrSelf } from './config-source.js';
 import { parseOutlierDetection } from './outlier-detection.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS, type XdsCluster, type XdsClusterDiscovery } from './types.js';

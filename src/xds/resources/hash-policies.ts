@@ -6,7 +6,7 @@
 import { ConfigError } from '../../core/index.js';
 import type { HashPolicy } from '../../hash/index.js';
 import { RegexRewrite } from '../../hash/index.js';
-import type { RouteAction_HashPolicy } from '../gen/envoy/config/route/v3/route_components_pb.js';
+import type { RouteAction_HashPolicy } from '../../protos/gen/envoy/config/route/v3/route_components_pb.js';
 import { fail } from './validation.js';
 
 export function parseHashPolicies(policies: readonly RouteAction_HashPolicy[], at: string): HashPolicy[] {

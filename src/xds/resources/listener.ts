@@ -3,13 +3,13 @@
 // one inline; its HTTP filters end in the router (A39); A31's default max_stream_duration comes from
 // common_http_protocol_options.
 
-import type { XdsResourceType } from '../client/resource-type.js';
-import { type Listener, ListenerSchema } from '../gen/envoy/config/listener/v3/listener_pb.js';
+import { decodeOrNack } from '../../protos/decode.js';
+import { type Listener, ListenerSchema } from '../../protos/gen/envoy/config/listener/v3/listener_pb.js';
 import {
   type HttpConnectionManager,
   HttpConnectionManagerSchema,
-} from '../gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
-import { decodeOrNack } from '../proto/decode.js';
+} from '../../protos/gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import type { XdsResourceType } from '../client/resource-type.js';
 import { isAdsOrSelf } from './config-source.js';
 import { type HttpFilterOptions, parseHttpFilters } from './http-filters.js';
 import { parseRouteConfiguration } from './route-configuration.js';

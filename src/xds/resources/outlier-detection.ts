@@ -2,7 +2,7 @@
 // what the LB config would reject (A50 "Validation": durations valid and not negative; max_ejection_percent,
 // enforcement percentages and the failure percentage threshold at most 100).
 
-import type { OutlierDetection } from '../gen/envoy/config/cluster/v3/outlier_detection_pb.js';
+import type { OutlierDetection } from '../../protos/gen/envoy/config/cluster/v3/outlier_detection_pb.js';
 import type { XdsOutlierDetectionConfig } from './types.js';
 import { durationJson, fail } from './validation.js';
 

@@ -3,15 +3,18 @@
 // route_config a Listener carries inline.
 
 import type { Any } from '@bufbuild/protobuf/wkt';
-import type { XdsResourceType } from '../client/resource-type.js';
+import { decodeOrNack } from '../../protos/decode.js';
 import type {
   Route,
   RouteAction,
   VirtualHost,
   WeightedCluster,
-} from '../gen/envoy/config/route/v3/route_components_pb.js';
-import { type RouteConfiguration, RouteConfigurationSchema } from '../gen/envoy/config/route/v3/route_pb.js';
-import { decodeOrNack } from '../proto/decode.js';
+} from '../../protos/gen/envoy/config/route/v3/route_components_pb.js';
+import {
+  type RouteConfiguration,
+  RouteConfigurationSchema,
+} from '../../protos/gen/envoy/config/route/v3/route_pb.js';
+import type { XdsResourceType } from '../client/resource-type.js';
 import { parseHashPolicies } from './hash-policies.js';
 import { parseRouteMatch, snake } from './route-match.js';
 import { parseStatefulSessionOverride } from './stateful-session.js';

@@ -1,9 +1,12 @@
 // RouteMatch validation (A28 "Route Matching"): the path specifier, header matchers and runtime_fraction.
 // Regexes are compiled here, once per resource, so a bad pattern is a NACK and a request never compiles one.
 
-import type { HeaderMatcher, RouteMatch } from '../gen/envoy/config/route/v3/route_components_pb.js';
-import type { RegexMatcher } from '../gen/envoy/type/matcher/v3/regex_pb.js';
-import type { StringMatcher } from '../gen/envoy/type/matcher/v3/string_pb.js';
+import type {
+  HeaderMatcher,
+  RouteMatch,
+} from '../../protos/gen/envoy/config/route/v3/route_components_pb.js';
+import type { RegexMatcher } from '../../protos/gen/envoy/type/matcher/v3/regex_pb.js';
+import type { StringMatcher } from '../../protos/gen/envoy/type/matcher/v3/string_pb.js';
 import type { XdsHeaderMatcher, XdsPathMatcher, XdsRouteMatch, XdsStringMatcher } from './types.js';
 import { compileRe2, fail, perMillion } from './validation.js';
 

@@ -1,15 +1,15 @@
 // Shared pieces of resource validation: failing with a field path (the NACK reason), protobuf Durations and
 // FractionalPercents as gRPC reads them, RE2 compilation, an Any's type name, and the decode wrapper every
-// resource type uses (bytes are decoded by src/xds/proto/decode.ts's decodeOrNack).
+// resource type uses (bytes are decoded by src/protos/decode.ts's decodeOrNack).
 
 import type { Any, Duration } from '@bufbuild/protobuf/wkt';
 import { RE2JS, RE2JSException } from 're2js';
-import type { XdsDecodeResult } from '../client/resource-type.js';
-import { XdsResourceError } from '../errors.js';
 import {
   type FractionalPercent,
   FractionalPercent_DenominatorType,
-} from '../gen/envoy/type/v3/percent_pb.js';
+} from '../../protos/gen/envoy/type/v3/percent_pb.js';
+import type { XdsDecodeResult } from '../client/resource-type.js';
+import { XdsResourceError } from '../errors.js';
 
 /** Rejects the resource: `field` is the path inside it in proto field names, `problem` says what is wrong. */
 export function fail(field: string, problem: string): never {

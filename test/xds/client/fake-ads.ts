@@ -2,13 +2,13 @@ import { create } from '@bufbuild/protobuf';
 import { type Any, AnySchema } from '@bufbuild/protobuf/wkt';
 import type { Status } from '../../../src/core/index.js';
 import { formatStatus } from '../../../src/core/index.js';
-import type { XdsServerConfig } from '../../../src/xds/client/bootstrap.js';
-import type { AdsStream, AdsStreamHandlers, XdsTransportFactory } from '../../../src/xds/client/transport.js';
-import type { XdsResourceWatcher } from '../../../src/xds/client/watcher.js';
 import {
   type DiscoveryRequest,
   DiscoveryResponseSchema,
-} from '../../../src/xds/gen/envoy/service/discovery/v3/discovery_pb.js';
+} from '../../../src/protos/gen/envoy/service/discovery/v3/discovery_pb.js';
+import type { XdsServerConfig } from '../../../src/xds/client/bootstrap.js';
+import type { AdsStream, AdsStreamHandlers, XdsTransportFactory } from '../../../src/xds/client/transport.js';
+import type { XdsResourceWatcher } from '../../../src/xds/client/watcher.js';
 
 /** One ADS stream of the in-memory transport: what the client sent, and buttons for the server's side. */
 export class FakeAdsStream implements AdsStream {

@@ -4,14 +4,14 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
 import { leaseXdsClient } from '../../../src/grpc-js/xds-client-pool.js';
 import { ADS_METHOD, grpcXdsTransportFactory, xdsClientTrace } from '../../../src/grpc-js/xds-transport.js';
-import { parseBootstrap } from '../../../src/xds/client/bootstrap.js';
-import { XdsClient } from '../../../src/xds/client/xds-client.js';
 import {
   type DiscoveryRequest,
   DiscoveryRequestSchema,
   type DiscoveryResponse,
   DiscoveryResponseSchema,
-} from '../../../src/xds/gen/envoy/service/discovery/v3/discovery_pb.js';
+} from '../../../src/protos/gen/envoy/service/discovery/v3/discovery_pb.js';
+import { parseBootstrap } from '../../../src/xds/client/bootstrap.js';
+import { XdsClient } from '../../../src/xds/client/xds-client.js';
 import { until } from '../../support/until.js';
 import { RecordingWatcher } from './fake-ads.js';
 import { type Thing, thing, wholeThingType } from './test-resource-type.js';

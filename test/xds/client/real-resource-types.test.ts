@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type DescMessage, fromJson, type JsonObject, toBinary } from '@bufbuild/protobuf';
+import { ClusterSchema } from '../../../src/protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import { ClusterLoadAssignmentSchema } from '../../../src/protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { ListenerSchema } from '../../../src/protos/gen/envoy/config/listener/v3/listener_pb.js';
+import { RouteConfigurationSchema } from '../../../src/protos/gen/envoy/config/route/v3/route_pb.js';
+import { xdsTypeRegistry } from '../../../src/protos/type-registry.js';
 import { VirtualClock } from '../../../src/sim/virtual-clock.js';
 import { parseBootstrap } from '../../../src/xds/client/bootstrap.js';
 import { XdsClient } from '../../../src/xds/client/xds-client.js';
-import { ClusterSchema } from '../../../src/xds/gen/envoy/config/cluster/v3/cluster_pb.js';
-import { ClusterLoadAssignmentSchema } from '../../../src/xds/gen/envoy/config/endpoint/v3/endpoint_pb.js';
-import { ListenerSchema } from '../../../src/xds/gen/envoy/config/listener/v3/listener_pb.js';
-import { RouteConfigurationSchema } from '../../../src/xds/gen/envoy/config/route/v3/route_pb.js';
-import { xdsTypeRegistry } from '../../../src/xds/proto/type-registry.js';
 import {
   clusterResourceType,
   endpointResourceType,

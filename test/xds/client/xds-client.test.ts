@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Code, unavailable } from '../../../src/core/index.js';
+import { ClientResourceStatus } from '../../../src/protos/gen/envoy/admin/v3/config_dump_shared_pb.js';
 import { VirtualClock } from '../../../src/sim/virtual-clock.js';
 import { parseBootstrap } from '../../../src/xds/client/bootstrap.js';
 import { toCsdsClientConfig } from '../../../src/xds/client/csds.js';
 import { formatXdsClientDump } from '../../../src/xds/client/dump.js';
 import { XdsClient } from '../../../src/xds/client/xds-client.js';
-import { ClientResourceStatus } from '../../../src/xds/gen/envoy/admin/v3/config_dump_shared_pb.js';
 import { FakeAdsServer, RecordingWatcher } from './fake-ads.js';
 import { partThingType, type Thing, thing, wholeThingType } from './test-resource-type.js';
 

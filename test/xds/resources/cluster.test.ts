@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { fromJson, toBinary } from '@bufbuild/protobuf';
+import { ClusterSchema } from '../../../src/protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import { xdsTypeRegistry } from '../../../src/protos/type-registry.js';
 import { resolveXdsOptions } from '../../../src/xds/features.js';
-import { ClusterSchema } from '../../../src/xds/gen/envoy/config/cluster/v3/cluster_pb.js';
-import { xdsTypeRegistry } from '../../../src/xds/proto/type-registry.js';
 import { clusterResourceType, DEFAULT_MAX_CONCURRENT_REQUESTS } from '../../../src/xds/resources/index.js';
 import { accepted, decode, type Json, nacked, TYPE_PREFIX } from './support.js';
 

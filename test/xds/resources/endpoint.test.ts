@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { addressKey } from '../../../src/core/index.js';
-import { ClusterLoadAssignmentSchema } from '../../../src/xds/gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { ClusterLoadAssignmentSchema } from '../../../src/protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { endpointResourceType } from '../../../src/xds/resources/index.js';
 import { accepted, decode, type Json, nacked } from './support.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { RouteConfigurationSchema } from '../../../src/xds/gen/envoy/config/route/v3/route_pb.js';
+import { RouteConfigurationSchema } from '../../../src/protos/gen/envoy/config/route/v3/route_pb.js';
 import {
   routeConfigurationResourceType,
   type XdsRoute,

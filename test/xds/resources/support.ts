@@ -1,9 +1,9 @@
 // Resources written as proto3 JSON, encoded through the generated schemas, and decoded by a resource type.
 import assert from 'node:assert/strict';
 import { type DescMessage, fromJson, type JsonValue, toBinary } from '@bufbuild/protobuf';
+import { xdsTypeRegistry } from '../../../src/protos/type-registry.js';
 import type { XdsDecodeResult, XdsResourceType } from '../../../src/xds/client/resource-type.js';
 import { resolveXdsOptions, type XdsOptions } from '../../../src/xds/features.js';
-import { xdsTypeRegistry } from '../../../src/xds/proto/type-registry.js';
 
 export type Json = { [key: string]: JsonValue };
 

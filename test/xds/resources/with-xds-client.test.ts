@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Code } from '../../../src/core/index.js';
+import { ClusterSchema } from '../../../src/protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import { RouteConfigurationSchema } from '../../../src/protos/gen/envoy/config/route/v3/route_pb.js';
 import { VirtualClock } from '../../../src/sim/virtual-clock.js';
 import { parseBootstrap } from '../../../src/xds/client/bootstrap.js';
 import { XdsClient } from '../../../src/xds/client/xds-client.js';
-import { ClusterSchema } from '../../../src/xds/gen/envoy/config/cluster/v3/cluster_pb.js';
-import { RouteConfigurationSchema } from '../../../src/xds/gen/envoy/config/route/v3/route_pb.js';
 import {
   clusterResourceType,
   routeConfigurationResourceType,

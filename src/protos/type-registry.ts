@@ -1,5 +1,5 @@
 import { createRegistry, type Registry } from '@bufbuild/protobuf';
-import { generatedFiles } from '../gen/files.js';
+import { generatedFiles } from './gen/files.js';
 
 /**
  * Every message, enum and extension of the generated Envoy / xDS protos (and the well-known types they use):
