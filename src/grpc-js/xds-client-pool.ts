@@ -1,6 +1,6 @@
 import { loadBootstrap, type XdsBootstrap } from '../xds/client/bootstrap.js';
 import { XdsClient } from '../xds/client/xds-client.js';
-import type { XdsOptions } from '../xds/features.js';
+import type { XdsOptions } from '../xds/resources/xds-options.js';
 import { grpcXdsTransportFactory, xdsClientTrace } from './xds-transport.js';
 
 /** A shared client and the release that gives it back. */

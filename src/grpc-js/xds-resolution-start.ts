@@ -3,13 +3,13 @@
 // registers lbtree without using `xds:` targets never loads them (they are most of lbtree's load time).
 
 import { loadBootstrap } from '../xds/client/bootstrap.js';
+import { XdsResolution, type XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
 import {
   clusterResourceType,
   endpointResourceType,
   listenerResourceType,
   routeConfigurationResourceType,
 } from '../xds/resources/index.js';
-import { XdsResolution, type XdsResolutionResult } from '../xds/xds-resolution.js';
 import { nodeDnsResolver } from './node-dns-resolver.js';
 import { leaseXdsClient, type XdsClientLease } from './xds-client-pool.js';
 

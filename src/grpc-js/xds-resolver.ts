@@ -19,10 +19,10 @@ import {
   registerXdsPolicies,
   XDS_CLUSTER_CALL_ATTRIBUTE,
   XDS_OVERRIDE_HOST_CALL_ATTRIBUTE,
-} from '../xds/policies/index.js';
-import type { StatefulSessionCall } from '../xds/stateful-session.js';
+} from '../xds/balancer/index.js';
+import type { StatefulSessionCall } from '../xds/resolver/stateful-session.js';
+import type { CallRouter, XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
 import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
-import type { CallRouter, XdsResolutionResult } from '../xds/xds-resolution.js';
 import { HASH_PICK_INFO_KEY } from './picker-adapter.js';
 import type { XdsChannelResolution } from './xds-resolution-start.js';
 

@@ -3,7 +3,7 @@
 
 import { type DescEnum, type DescMessage, fromBinary, type MessageShape } from '@bufbuild/protobuf';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
-import { XdsResourceError } from '../xds/errors.js';
+import { XdsResourceError } from '../xds/resources/errors.js';
 
 /**
  * Nesting deeper than this (messages or groups) is rejected: 100, the limit of protobuf's C++ and Java

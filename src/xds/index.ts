@@ -1,12 +1,12 @@
 // `lbtree/xds`: xDS-configured load balancing (gRFC A52) — the Envoy resources lbtree reads, the xDS LB
 // policy registry, CDS / EDS validation, and the cluster resolver's priority tree.
 
-import { type ClusterOptions, clusterLbPolicyConfig, decodeCluster } from './cluster.js';
+import { type ClusterOptions, clusterLbPolicyConfig, decodeCluster } from './resources/cluster-lb-policy.js';
 import {
   decodeLoadBalancingPolicy,
   defaultXdsLbPolicyRegistry,
   type LbConfigList,
-} from './lb-policy-registry.js';
+} from './resources/lb-policy-registry.js';
 
 // A52 custom policies: register a PolicyFactory under a protobuf-style name (`myorg.MyCustomLb`) and a
 // control plane can select it with a TypedStruct whose type_url ends in that name.
@@ -14,7 +14,6 @@ export { defaultRegistry, registerPolicy } from '../policies/default-registry.js
 export { MAX_PROTO_NESTING } from '../protos/decode.js';
 export { type JsonReadOptions, ProtoJsonError } from '../protos/json.js';
 export { xdsTypeRegistry } from '../protos/type-registry.js';
-export { type ClusterOptions, decodeCluster, parseCluster, type XdsClusterResource } from './cluster.js';
 export {
   type ClusterTreeOptions,
   clusterToTree,
@@ -25,7 +24,19 @@ export {
   encodeLoadBalancingPolicy,
   type PlainClusterTree,
   XdsClusterTreeGenerator,
-} from './cluster-tree.js';
+} from './balancer/cluster-tree.js';
+export {
+  type PlainXdsEndpoint,
+  XDS_HEALTH_STATUS,
+  XDS_LOCALITY_NAME,
+  XDS_PRIORITY,
+} from './balancer/priority-tree.js';
+export {
+  type ClusterOptions,
+  decodeCluster,
+  parseCluster,
+  type XdsClusterResource,
+} from './resources/cluster-lb-policy.js';
 export {
   decodeClusterLoadAssignment,
   localityKey,
@@ -36,9 +47,8 @@ export {
   type XdsHealthStatus,
   type XdsLocality,
   type XdsLocalityName,
-} from './endpoints.js';
-export { MAX_NACK_REASON_LENGTH, XdsResourceError } from './errors.js';
-export type { XdsOptions } from './features.js';
+} from './resources/cluster-load-assignment.js';
+export { MAX_NACK_REASON_LENGTH, XdsResourceError } from './resources/errors.js';
 export {
   defaultXdsLbPolicyRegistry,
   type LbConfigEntry,
@@ -47,13 +57,8 @@ export {
   type XdsLbConversion,
   type XdsLbPolicyConverter,
   XdsLbPolicyRegistry,
-} from './lb-policy-registry.js';
-export {
-  type PlainXdsEndpoint,
-  XDS_HEALTH_STATUS,
-  XDS_LOCALITY_NAME,
-  XDS_PRIORITY,
-} from './priority-tree.js';
+} from './resources/lb-policy-registry.js';
+export type { XdsOptions } from './resources/xds-options.js';
 
 /**
  * A52 `convertToServiceConfig`: an encoded `envoy.config.cluster.v3.LoadBalancingPolicy` → the LoadBalancingConfig
@@ -74,8 +79,8 @@ export function clusterLbConfig(bytes: Uint8Array, options: ClusterOptions = {})
   return clusterLbPolicyConfig(decodeCluster(bytes), options);
 }
 
+export * from './balancer/index.js';
 export * from './client/index.js';
-export * from './policies/index.js';
 // The LDS / RDS / CDS / EDS resource types an XdsClient watches, their validated values, selectVirtualHost.
 export * from './resources/index.js';
 export {

@@ -16,13 +16,13 @@ import {
   xdsService,
 } from '../../src/control-plane/index.js';
 import type { XdsResourceType } from '../../src/xds/client/resource-type.js';
-import { resolveXdsOptions } from '../../src/xds/features.js';
 import {
   clusterResourceType,
   endpointResourceType,
   listenerResourceType,
   routeConfigurationResourceType,
 } from '../../src/xds/resources/index.js';
+import { resolveXdsOptions } from '../../src/xds/resources/xds-options.js';
 import { everyBuilder } from './every-builder.js';
 
 const TYPES: ReadonlyMap<string, XdsResourceType<unknown>> = new Map<string, XdsResourceType<unknown>>([

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type * as Grpc from '@grpc/grpc-js';
-import { findClusterCallStats } from '../../src/xds/policies/index.js';
+import { findClusterCallStats } from '../../src/xds/balancer/index.js';
 import {
   cp,
   grpc,

@@ -22,9 +22,9 @@ import {
 } from '../../src/control-plane/index.js';
 import { register } from '../../src/grpc-js/index.js';
 import { RequestHasher } from '../../src/hash/index.js';
-import { resolveXdsOptions } from '../../src/xds/features.js';
-import { findClusterCallStats } from '../../src/xds/policies/index.js';
+import { findClusterCallStats } from '../../src/xds/balancer/index.js';
 import { clusterResourceType, endpointResourceType } from '../../src/xds/resources/index.js';
+import { resolveXdsOptions } from '../../src/xds/resources/xds-options.js';
 import { concurrentCalls } from '../support/concurrent-calls.js';
 import { rpcsUntil, servedByExactly } from '../support/rpc-window.js';
 import { tally } from '../support/sim-picks.js';

@@ -9,7 +9,7 @@ const XDS_CLIENT_MODULES = [
   '/protos/gen/envoy/',
   '/xds/resources/index.',
   '/xds/client/xds-client.',
-  '/xds/xds-resolution.',
+  '/xds/resolver/xds-resolution.',
 ];
 const BOOTSTRAP = {
   xds_servers: [{ server_uri: '127.0.0.1:1', channel_creds: [{ type: 'insecure' }] }],

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Registry } from '../../src/core/index.js';
 import { roundRobinFactory } from '../../src/policies/index.js';
-import { XDS_CUSTOM_LB_CONFIG_ENV } from '../../src/xds/features.js';
 import { clusterLbConfig, decodeCluster, encodeCluster, parseCluster } from '../../src/xds/index.js';
+import { XDS_CUSTOM_LB_CONFIG_ENV } from '../../src/xds/resources/xds-options.js';
 import { clusterConfig, edsCluster, lbp, nacks, ringHash, roundRobin, wrrLocality } from './helpers.js';
 
 const WRR_RR = [{ xds_wrr_locality_experimental: { childPolicy: [{ round_robin: {} }] } }];

@@ -4,8 +4,8 @@ import { RE2JS } from 're2js';
 import { type CallMetadata, Code } from '../../src/core/index.js';
 import { RequestHasher } from '../../src/hash/index.js';
 import { seededRandom } from '../../src/sim/index.js';
-import { ClusterRefs } from '../../src/xds/cluster-refs.js';
-import { routeTimeoutMs, XdsConfigSelector } from '../../src/xds/config-selector.js';
+import { ClusterRefs } from '../../src/xds/resolver/cluster-refs.js';
+import { routeTimeoutMs, XdsConfigSelector } from '../../src/xds/resolver/config-selector.js';
 import type {
   XdsForwardingOptions,
   XdsHeaderMatcher,

@@ -19,7 +19,7 @@ import { Code, type StatusOr } from '../../src/core/index.js';
 import { VirtualClock } from '../../src/sim/virtual-clock.js';
 import { parseBootstrap } from '../../src/xds/client/bootstrap.js';
 import { XdsClient } from '../../src/xds/client/xds-client.js';
-import { XdsDependencyManager } from '../../src/xds/dependency-manager.js';
+import { XdsDependencyManager } from '../../src/xds/resolver/dependency-manager.js';
 import {
   clusterResourceType,
   endpointResourceType,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { addressKey, Code, type StatusOr } from '../../src/core/index.js';
-import { type DnsResolver, XdsDependencyManager } from '../../src/xds/dependency-manager.js';
+import { type DnsResolver, XdsDependencyManager } from '../../src/xds/resolver/dependency-manager.js';
 import type { XdsListener, XdsRoute, XdsRouteConfiguration } from '../../src/xds/resources/types.js';
 import type { XdsConfig } from '../../src/xds/xds-config.js';
 import { FAKE_TYPES, FakeXdsWatcher } from './fake-xds-watcher.js';

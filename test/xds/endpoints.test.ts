@@ -2,10 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { addressKey } from '../../src/core/index.js';
 import {
-  XDS_DUALSTACK_ENDPOINTS_ENV,
-  XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV,
-} from '../../src/xds/features.js';
-import {
   decodeClusterLoadAssignment,
   encodeClusterLoadAssignment,
   localityKey,
@@ -13,6 +9,10 @@ import {
   type XdsEndpointResource,
   type XdsOptions,
 } from '../../src/xds/index.js';
+import {
+  XDS_DUALSTACK_ENDPOINTS_ENV,
+  XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV,
+} from '../../src/xds/resources/xds-options.js';
 import { assignment, type LocalitySpec, lbEndpoint, nacks, zoneKey } from './helpers.js';
 
 function parse(json: Record<string, unknown>, options: XdsOptions = {}): XdsEndpointResource {

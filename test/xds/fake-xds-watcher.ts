@@ -3,7 +3,7 @@
 import type { Status } from '../../src/core/index.js';
 import type { XdsResourceType } from '../../src/xds/client/resource-type.js';
 import type { XdsResourceWatcher, XdsWatcher } from '../../src/xds/client/watcher.js';
-import type { XdsResourceTypes } from '../../src/xds/dependency-manager.js';
+import type { XdsResourceTypes } from '../../src/xds/resolver/dependency-manager.js';
 
 function fakeType<T>(typeUrl: string): XdsResourceType<T> {
   return {

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type PolicyFactory, Registry } from '../../src/core/index.js';
 import { registerAllPolicies, roundRobinFactory } from '../../src/policies/index.js';
-import { XDS_RING_HASH_ENV } from '../../src/xds/features.js';
 import {
   convertLoadBalancingPolicy,
   defaultXdsLbPolicyRegistry,
   encodeLoadBalancingPolicy,
   MAX_LB_POLICY_DEPTH,
 } from '../../src/xds/index.js';
-import { decodeLoadBalancingPolicy } from '../../src/xds/lb-policy-registry.js';
+import { decodeLoadBalancingPolicy } from '../../src/xds/resources/lb-policy-registry.js';
+import { XDS_RING_HASH_ENV } from '../../src/xds/resources/xds-options.js';
 import {
   convert,
   customLeastRequest,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Simulation } from '../../src/sim/index.js';
+import { PriorityChildNamer } from '../../src/xds/balancer/priority-tree.js';
 import {
   clusterToTree,
   clusterToTreeFromJson,
@@ -9,7 +10,6 @@ import {
   XdsClusterTreeGenerator,
   XdsResourceError,
 } from '../../src/xds/index.js';
-import { PriorityChildNamer } from '../../src/xds/priority-tree.js';
 import { assignment, edsCluster, type LocalitySpec, zoneKey } from './helpers.js';
 
 describe('A56 "LB Policy Configuration": priority child names stay stable across updates', () => {

@@ -10,7 +10,6 @@ import { LoadBalancingPolicySchema } from '../../src/protos/gen/envoy/config/clu
 import { ClusterLoadAssignmentSchema } from '../../src/protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { MaglevSchema } from '../../src/protos/gen/envoy/extensions/load_balancing_policies/maglev/v3/maglev_pb.js';
 import { messageFromJson } from '../../src/protos/json.js';
-import { capNackReason, listWithin } from '../../src/xds/errors.js';
 import {
   clusterLbConfig,
   clusterToTreeFromJson,
@@ -23,6 +22,7 @@ import {
   ProtoJsonError,
   XdsResourceError,
 } from '../../src/xds/index.js';
+import { capNackReason, listWithin } from '../../src/xds/resources/errors.js';
 import { assignment, edsCluster, lbp, roundRobin } from './helpers.js';
 
 /** `levels` nested groups of an unknown field (number 999): start-group tags, then as many end-group tags. */

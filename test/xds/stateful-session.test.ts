@@ -12,16 +12,16 @@ import type { CallMetadata } from '../../src/core/index.js';
 import { ListenerSchema } from '../../src/protos/gen/envoy/config/listener/v3/listener_pb.js';
 import { RouteConfigurationSchema } from '../../src/protos/gen/envoy/config/route/v3/route_pb.js';
 import { seededRandom } from '../../src/sim/index.js';
-import { ClusterRefs } from '../../src/xds/cluster-refs.js';
-import { type RouteSelection, XdsConfigSelector } from '../../src/xds/config-selector.js';
-import { listenerResourceType, routeConfigurationResourceType } from '../../src/xds/resources/index.js';
-import type { XdsHttpFilter, XdsRouteConfiguration } from '../../src/xds/resources/types.js';
+import { ClusterRefs } from '../../src/xds/resolver/cluster-refs.js';
+import { type RouteSelection, XdsConfigSelector } from '../../src/xds/resolver/config-selector.js';
 import {
   cookiePathMatches,
   decodeSessionCookie,
   encodeSessionCookie,
   type StatefulSessionCall,
-} from '../../src/xds/stateful-session.js';
+} from '../../src/xds/resolver/stateful-session.js';
+import { listenerResourceType, routeConfigurationResourceType } from '../../src/xds/resources/index.js';
+import type { XdsHttpFilter, XdsRouteConfiguration } from '../../src/xds/resources/types.js';
 import { accepted, decode, type Json, nacked } from './resources/support.js';
 
 const HCM_AT = 'api_listener.api_listener.http_filters';

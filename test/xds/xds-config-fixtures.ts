@@ -9,8 +9,8 @@ import {
 } from '../../src/core/index.js';
 import { defaultRegistry } from '../../src/policies/index.js';
 import { Simulation, type SimulationOptions } from '../../src/sim/index.js';
-import { localityKey } from '../../src/xds/endpoints.js';
-import { registerXdsPolicies, XDS_CLUSTER_CALL_ATTRIBUTE } from '../../src/xds/policies/index.js';
+import { registerXdsPolicies, XDS_CLUSTER_CALL_ATTRIBUTE } from '../../src/xds/balancer/index.js';
+import { localityKey } from '../../src/xds/resources/cluster-load-assignment.js';
 import type {
   XdsCluster,
   XdsClusterDiscovery,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Code } from '../../src/core/index.js';
+import { XdsResolution, type XdsResolutionResult } from '../../src/xds/resolver/xds-resolution.js';
 import type { XdsListener, XdsRoute, XdsRouteConfiguration } from '../../src/xds/resources/types.js';
-import { XdsResolution, type XdsResolutionResult } from '../../src/xds/xds-resolution.js';
 import { FakeXdsWatcher, FAKE_TYPES as T } from './fake-xds-watcher.js';
 import { endpointResource, locality, xdsCluster } from './xds-config-fixtures.js';
 

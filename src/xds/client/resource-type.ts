@@ -1,4 +1,4 @@
-import type { ResolvedXdsOptions } from '../features.js';
+import type { ResolvedXdsOptions } from '../resources/xds-options.js';
 
 /** What a resource type needs besides the bytes to decode and validate one resource. */
 export interface XdsDecodeContext {

@@ -9,7 +9,7 @@ import {
   type DiscoveryResponse,
 } from '../../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
 import { StatusSchema } from '../../protos/gen/google/rpc/status_pb.js';
-import { envFlag, resolveXdsOptions, type XdsOptions } from '../features.js';
+import { envFlag, resolveXdsOptions, type XdsOptions } from '../resources/xds-options.js';
 import type { XdsBootstrap, XdsServerConfig } from './bootstrap.js';
 import { CacheEntry, type WatchRegistration } from './cache-entry.js';
 import { decodeResources, typeShortName } from './decode-response.js';

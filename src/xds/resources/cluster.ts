@@ -12,12 +12,12 @@ import {
 import { RoutingPriority } from '../../protos/gen/envoy/config/core/v3/base_pb.js';
 import { HealthStatus } from '../../protos/gen/envoy/config/core/v3/health_check_pb.js';
 import { ClusterConfigSchema } from '../../protos/gen/envoy/extensions/clusters/aggregate/v3/cluster_pb.js';
+import { DEFAULT_OVERRIDE_HOST_STATUS } from '../balancer/override-host/config.js';
 import type { XdsResourceType } from '../client/resource-type.js';
-import { clusterLbPolicyConfig } from '../cluster.js';
-import type { XdsHealthStatus } from '../endpoints.js';
-import type { LbConfigList } from '../lb-policy-registry.js';
-import { DEFAULT_OVERRIDE_HOST_STATUS } from '../policies/override-host/config.js';
+import { clusterLbPolicyConfig } from './cluster-lb-policy.js';
+import type { XdsHealthStatus } from './cluster-load-assignment.js';
 import { isAdsOrSelf } from './config-source.js';
+import type { LbConfigList } from './lb-policy-registry.js';
 import { parseOutlierDetection } from './outlier-detection.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS, type XdsCluster, type XdsClusterDiscovery } from './types.js';
 import { anyTypeName, decodeResource, fail } from './validation.js';
@@ -139,7 +139,7 @@ export const clusterResourceType: XdsResourceType<XdsCluster> = {
     decodeResource(
       () => decodeOrNack(ClusterSchema, bytes),
       (c) => c.name,
-      // The LB policy through the existing A52 converter (src/xds/cluster.ts).
+      // The LB policy through the existing A52 converter (cluster-lb-policy.ts).
       (c) => parseClusterResource(c, clusterLbPolicyConfig(c, context.options)),
     ),
 };

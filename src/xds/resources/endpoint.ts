@@ -1,8 +1,8 @@
-// EDS: envoy.config.endpoint.v3.ClusterLoadAssignment, validated by src/xds/endpoints.ts (A27, A61
+// EDS: envoy.config.endpoint.v3.ClusterLoadAssignment, validated by cluster-load-assignment.ts (A27, A61
 // additional_addresses, A76 hash keys, and policy.drop_overloads as parts per million by category).
 
 import type { XdsResourceType } from '../client/resource-type.js';
-import { decodeClusterLoadAssignment, parseClusterLoadAssignment } from '../endpoints.js';
+import { decodeClusterLoadAssignment, parseClusterLoadAssignment } from './cluster-load-assignment.js';
 import type { XdsEndpointResource } from './types.js';
 import { decodeResource } from './validation.js';
 

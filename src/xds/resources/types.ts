@@ -8,8 +8,8 @@
 
 import type { RE2JS } from 're2js';
 import type { HashPolicy } from '../../hash/index.js';
-import type { XdsHealthStatus } from '../endpoints.js';
-import type { LbConfigList } from '../lb-policy-registry.js';
+import type { XdsHealthStatus } from './cluster-load-assignment.js';
+import type { LbConfigList } from './lb-policy-registry.js';
 
 export type {
   XdsDropCategory,
@@ -18,7 +18,7 @@ export type {
   XdsHealthStatus,
   XdsLocality,
   XdsLocalityName,
-} from '../endpoints.js';
+} from './cluster-load-assignment.js';
 
 /**
  * An extension config kept opaque (a `google.protobuf.Any`): the type URL and the encoded message. Used for the

@@ -9,7 +9,7 @@ import {
   FractionalPercent_DenominatorType,
 } from '../../protos/gen/envoy/type/v3/percent_pb.js';
 import type { XdsDecodeResult } from '../client/resource-type.js';
-import { XdsResourceError } from '../errors.js';
+import { XdsResourceError } from './errors.js';
 
 /** Rejects the resource: `field` is the path inside it in proto field names, `problem` says what is wrong. */
 export function fail(field: string, problem: string): never {

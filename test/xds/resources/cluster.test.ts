@@ -3,8 +3,8 @@ import { describe, test } from 'node:test';
 import { fromJson, toBinary } from '@bufbuild/protobuf';
 import { ClusterSchema } from '../../../src/protos/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { xdsTypeRegistry } from '../../../src/protos/type-registry.js';
-import { resolveXdsOptions } from '../../../src/xds/features.js';
 import { clusterResourceType, DEFAULT_MAX_CONCURRENT_REQUESTS } from '../../../src/xds/resources/index.js';
+import { resolveXdsOptions } from '../../../src/xds/resources/xds-options.js';
 import { accepted, decode, type Json, nacked, TYPE_PREFIX } from './support.js';
 
 const decodeCluster = (json: Json) => decode(clusterResourceType, ClusterSchema, json);

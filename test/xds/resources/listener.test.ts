@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ListenerSchema } from '../../../src/protos/gen/envoy/config/listener/v3/listener_pb.js';
-import { resolveXdsOptions } from '../../../src/xds/features.js';
 import { listenerResourceType } from '../../../src/xds/resources/index.js';
+import { resolveXdsOptions } from '../../../src/xds/resources/xds-options.js';
 import { accepted, decode, HCM_TYPE, type Json, nacked, ROUTER, TYPE_PREFIX } from './support.js';
 
 const ROUTER_FILTER: Json = { name: 'router', typedConfig: ROUTER };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { type DescMessage, fromJson, type JsonValue, toBinary } from '@bufbuild/protobuf';
 import { xdsTypeRegistry } from '../../../src/protos/type-registry.js';
 import type { XdsDecodeResult, XdsResourceType } from '../../../src/xds/client/resource-type.js';
-import { resolveXdsOptions, type XdsOptions } from '../../../src/xds/features.js';
+import { resolveXdsOptions, type XdsOptions } from '../../../src/xds/resources/xds-options.js';
 
 export type Json = { [key: string]: JsonValue };
 

@@ -11,7 +11,7 @@ import {
   type ParsedLbConfig,
   type PolicyLookup,
 } from '../../../core/index.js';
-import type { XdsHealthStatus } from '../../endpoints.js';
+import type { XdsHealthStatus } from '../../resources/cluster-load-assignment.js';
 
 export const XDS_OVERRIDE_HOST = 'xds_override_host_experimental';
 

@@ -5,14 +5,14 @@
 // state to the pick (xds_override_host reads it) and back to the response headers.
 
 import { isIP } from 'node:net';
-import { addressKey, type CallMetadata, parseAddress } from '../core/index.js';
-import type { OverrideHostCallState } from './policies/call-attributes.js';
+import { addressKey, type CallMetadata, parseAddress } from '../../core/index.js';
+import type { OverrideHostCallState } from '../call-attributes.js';
 import type {
   XdsFilterOverrides,
   XdsHttpFilter,
   XdsSessionCookie,
   XdsStatefulSession,
-} from './resources/types.js';
+} from '../resources/types.js';
 
 /**
  * The cookie the listener's stateful_session filter uses for a call, after A39's filter config overrides: the

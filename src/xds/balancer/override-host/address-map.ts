@@ -25,7 +25,7 @@ import {
   withWatcher,
 } from '../../../core/index.js';
 import { ForwardingSubchannel } from '../../../policies/forwarding-subchannel.js';
-import type { XdsHealthStatus } from '../../endpoints.js';
+import type { XdsHealthStatus } from '../../resources/cluster-load-assignment.js';
 
 export class AddressEntry {
   /** The connection picks go to, if any. */

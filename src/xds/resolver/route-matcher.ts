@@ -3,9 +3,14 @@
 // suffix / contains / RE2 / range / present, with invert) over the call's custom metadata, and
 // runtime_fraction. The first route that matches wins (Envoy's rule), so the order is the caller's.
 
-import type { CallMetadata } from '../core/index.js';
-import { requestHeaderValue } from '../hash/index.js';
-import type { XdsHeaderMatcher, XdsPathMatcher, XdsRouteMatch, XdsStringMatcher } from './resources/types.js';
+import type { CallMetadata } from '../../core/index.js';
+import { requestHeaderValue } from '../../hash/index.js';
+import type {
+  XdsHeaderMatcher,
+  XdsPathMatcher,
+  XdsRouteMatch,
+  XdsStringMatcher,
+} from '../resources/types.js';
 
 export function matchesPath(matcher: XdsPathMatcher, path: string): boolean {
   switch (matcher.kind) {

@@ -3,19 +3,19 @@
 // and groups its endpoints by priority and locality.
 
 import { isIP } from 'node:net';
-import { type Address, addressKey, tcpAddress } from '../core/index.js';
-import { decodeOrNack } from '../protos/decode.js';
-import type { Address as AddressMessage } from '../protos/gen/envoy/config/core/v3/address_pb.js';
-import type { Locality } from '../protos/gen/envoy/config/core/v3/base_pb.js';
-import { HealthStatus } from '../protos/gen/envoy/config/core/v3/health_check_pb.js';
-import type { LbEndpoint } from '../protos/gen/envoy/config/endpoint/v3/endpoint_components_pb.js';
+import { type Address, addressKey, tcpAddress } from '../../core/index.js';
+import { decodeOrNack } from '../../protos/decode.js';
+import type { Address as AddressMessage } from '../../protos/gen/envoy/config/core/v3/address_pb.js';
+import type { Locality } from '../../protos/gen/envoy/config/core/v3/base_pb.js';
+import { HealthStatus } from '../../protos/gen/envoy/config/core/v3/health_check_pb.js';
+import type { LbEndpoint } from '../../protos/gen/envoy/config/endpoint/v3/endpoint_components_pb.js';
 import {
   type ClusterLoadAssignment,
   ClusterLoadAssignmentSchema,
-} from '../protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
+} from '../../protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { XdsResourceError } from './errors.js';
-import { resolveXdsOptions, type XdsOptions } from './features.js';
-import { perMillion } from './resources/validation.js';
+import { perMillion } from './validation.js';
+import { resolveXdsOptions, type XdsOptions } from './xds-options.js';
 
 export interface XdsLocalityName {
   readonly region: string;

@@ -3,26 +3,31 @@
 // before the ADS client exists.
 
 import { toBinary } from '@bufbuild/protobuf';
-import type { Endpoint } from '../core/index.js';
-import { OUTLIER_DETECTION } from '../policies/outlier-detection/config.js';
+import type { Endpoint } from '../../core/index.js';
+import { OUTLIER_DETECTION } from '../../policies/outlier-detection/config.js';
 import {
   type Cluster,
   ClusterSchema,
   LoadBalancingPolicySchema,
-} from '../protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+} from '../../protos/gen/envoy/config/cluster/v3/cluster_pb.js';
 import {
   type ClusterLoadAssignment,
   ClusterLoadAssignmentSchema,
-} from '../protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
-import { type JsonReadOptions, messageFromJson } from '../protos/json.js';
-import { type ClusterOptions, decodeCluster, parseCluster, type XdsClusterResource } from './cluster.js';
+} from '../../protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { type JsonReadOptions, messageFromJson } from '../../protos/json.js';
+import {
+  type ClusterOptions,
+  decodeCluster,
+  parseCluster,
+  type XdsClusterResource,
+} from '../resources/cluster-lb-policy.js';
 import {
   decodeClusterLoadAssignment,
   parseClusterLoadAssignment,
   type XdsEndpointResource,
-} from './endpoints.js';
-import { XdsResourceError } from './errors.js';
-import type { LbConfigList } from './lb-policy-registry.js';
+} from '../resources/cluster-load-assignment.js';
+import { XdsResourceError } from '../resources/errors.js';
+import type { LbConfigList } from '../resources/lb-policy-registry.js';
 import {
   type PlainXdsEndpoint,
   PriorityTreeGenerator,

@@ -5,16 +5,16 @@
 // from the cookie). It holds a reference on every cluster it can choose, and each call holds one on its
 // cluster until it is done picking (A31's two-step cluster removal).
 
-import { type CallMetadata, Code, type Status, status } from '../core/index.js';
-import { RequestHasher } from '../hash/index.js';
-import type { ClusterRefs } from './cluster-refs.js';
+import { type CallMetadata, Code, type Status, status } from '../../core/index.js';
+import { RequestHasher } from '../../hash/index.js';
 import type {
   XdsHttpFilter,
   XdsRoute,
   XdsRouteAction,
   XdsSessionCookie,
   XdsVirtualHost,
-} from './resources/types.js';
+} from '../resources/types.js';
+import type { ClusterRefs } from './cluster-refs.js';
 import { matchesRoute } from './route-matcher.js';
 import {
   cookiePathMatches,

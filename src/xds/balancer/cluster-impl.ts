@@ -25,7 +25,7 @@ import {
   unavailable,
 } from '../../core/index.js';
 import { ChildPolicy } from '../../policies/child-policy.js';
-import type { XdsDropCategory } from '../endpoints.js';
+import type { XdsDropCategory } from '../resources/cluster-load-assignment.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../resources/types.js';
 import { xdsConfigOf } from '../xds-config.js';
 import {

@@ -25,9 +25,9 @@ import {
   watchSubchannelState,
 } from '../../../core/index.js';
 import { ChildPolicy } from '../../../policies/child-policy.js';
-import type { XdsHealthStatus } from '../../endpoints.js';
-import { XDS_HEALTH_STATUS } from '../../priority-tree.js';
+import type { XdsHealthStatus } from '../../resources/cluster-load-assignment.js';
 import { xdsConfigOf } from '../../xds-config.js';
+import { XDS_HEALTH_STATUS } from '../priority-tree.js';
 import { AddressEntry, OverrideHostSubchannel, type OverrideHostSubchannelOwner } from './address-map.js';
 import { type OverrideHostConfig, parseOverrideHostConfig, XDS_OVERRIDE_HOST } from './config.js';
 import { OverrideHostPicker, type OverridePickHooks } from './picker.js';

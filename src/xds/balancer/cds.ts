@@ -29,11 +29,11 @@ import { ChildPolicy } from '../../policies/child-policy.js';
 import { OUTLIER_DETECTION } from '../../policies/outlier-detection/config.js';
 import { PRIORITY } from '../../policies/priority/index.js';
 import type { JsonObject } from '../../protos/json.js';
-import type { LbConfigList } from '../lb-policy-registry.js';
-import { PriorityTreeGenerator } from '../priority-tree.js';
+import type { LbConfigList } from '../resources/lb-policy-registry.js';
 import { type XdsClusterConfig, xdsConfigOf } from '../xds-config.js';
 import { XDS_CLUSTER_IMPL } from './cluster-impl.js';
 import { XDS_OVERRIDE_HOST } from './override-host/config.js';
+import { PriorityTreeGenerator } from './priority-tree.js';
 
 export const CDS = 'cds_experimental';
 

@@ -1,4 +1,4 @@
-import type { PickArgs } from '../../core/index.js';
+import type { PickArgs } from '../core/index.js';
 
 /**
  * The call attribute under which the xDS config selector hands the chosen cluster to

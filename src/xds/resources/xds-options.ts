@@ -1,5 +1,5 @@
-import type { PolicyLookup } from '../core/index.js';
-import { defaultRegistry } from '../policies/default-registry.js';
+import type { PolicyLookup } from '../../core/index.js';
+import { defaultRegistry } from '../../policies/default-registry.js';
 
 // The gRFCs' temporary feature switches. Each is read when a resource is converted (not at import time), so a
 // test or an application can flip the environment variable, or pass the option, per call. All are on unless

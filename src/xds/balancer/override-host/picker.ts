@@ -7,8 +7,8 @@ import {
   QUEUE,
   READY,
 } from '../../../core/index.js';
-import type { XdsHealthStatus } from '../../endpoints.js';
-import { overrideHostState } from '../call-attributes.js';
+import { overrideHostState } from '../../call-attributes.js';
+import type { XdsHealthStatus } from '../../resources/cluster-load-assignment.js';
 import { type AddressEntry, OverrideHostSubchannel } from './address-map.js';
 
 /** What a pick may ask of its policy, off the data path. */

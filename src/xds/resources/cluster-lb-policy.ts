@@ -2,7 +2,7 @@
 // (A52's load_balancing_policy, or the legacy lb_policy fields of A27 / A42 / A48) and, for EDS clusters, the
 // name to ask EDS for (A27).
 
-import { decodeOrNack, enumName } from '../protos/decode.js';
+import { decodeOrNack, enumName } from '../../protos/decode.js';
 import {
   type Cluster,
   Cluster_DiscoveryType,
@@ -12,10 +12,9 @@ import {
   Cluster_RingHashLbConfig_HashFunction,
   Cluster_RingHashLbConfig_HashFunctionSchema,
   ClusterSchema,
-} from '../protos/gen/envoy/config/cluster/v3/cluster_pb.js';
-import type { ConfigSource } from '../protos/gen/envoy/config/core/v3/config_source_pb.js';
+} from '../../protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import type { ConfigSource } from '../../protos/gen/envoy/config/core/v3/config_source_pb.js';
 import { XdsResourceError } from './errors.js';
-import { type ResolvedXdsOptions, resolveXdsOptions, type XdsOptions } from './features.js';
 import {
   defaultXdsLbPolicyRegistry,
   type LbConfigEntry,
@@ -26,8 +25,9 @@ import {
   XDS_DEFAULT_CHOICE_COUNT,
   type XdsLbPolicyRegistry,
 } from './lb-policy-registry.js';
-import { parseOutlierDetection } from './resources/outlier-detection.js';
-import type { XdsOutlierDetectionConfig } from './resources/types.js';
+import { parseOutlierDetection } from './outlier-detection.js';
+import type { XdsOutlierDetectionConfig } from './types.js';
+import { type ResolvedXdsOptions, resolveXdsOptions, type XdsOptions } from './xds-options.js';
 
 export interface ClusterOptions extends XdsOptions {
   /** The A52 converters; default `defaultXdsLbPolicyRegistry()`. */

@@ -4,7 +4,7 @@ import { clusterImplFactory } from './cluster-impl.js';
 import { clusterManagerFactory } from './cluster-manager.js';
 import { overrideHostFactory } from './override-host/index.js';
 
-export * from './call-attributes.js';
+export * from '../call-attributes.js';
 export * from './cds.js';
 export * from './cluster-call-stats.js';
 export * from './cluster-impl.js';

@@ -4,16 +4,16 @@
 // leaves the routes stays in the LB config (with its last entry) until the calls routed to it are done
 // picking (A31's two-step removal); then a new result without it follows.
 
-import { type Status, type StatusOr, unavailable } from '../core/index.js';
-import type { JsonObject } from '../protos/json.js';
-import type { XdsWatcher } from './client/watcher.js';
+import { type Status, type StatusOr, unavailable } from '../../core/index.js';
+import type { JsonObject } from '../../protos/json.js';
+import { CDS } from '../balancer/cds.js';
+import { XDS_CLUSTER_MANAGER } from '../balancer/cluster-manager.js';
+import type { XdsWatcher } from '../client/watcher.js';
+import type { LbConfigList } from '../resources/lb-policy-registry.js';
+import type { XdsClusterConfig, XdsConfig } from '../xds-config.js';
 import { ClusterRefs } from './cluster-refs.js';
 import { clusterChildName, type RouteSelection, XdsConfigSelector } from './config-selector.js';
 import { type DnsResolver, XdsDependencyManager, type XdsResourceTypes } from './dependency-manager.js';
-import type { LbConfigList } from './lb-policy-registry.js';
-import { CDS } from './policies/cds.js';
-import { XDS_CLUSTER_MANAGER } from './policies/cluster-manager.js';
-import type { XdsClusterConfig, XdsConfig } from './xds-config.js';
 
 /** What routes calls: a config selector, or one that fails every call (no usable listener / routes). */
 export interface CallRouter {

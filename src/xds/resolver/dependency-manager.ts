@@ -13,19 +13,19 @@ import {
   type StatusOr,
   status,
   unavailable,
-} from '../core/index.js';
-import type { XdsResourceType } from './client/resource-type.js';
-import type { CancelWatch, XdsResourceWatcher, XdsWatcher } from './client/watcher.js';
-import { localityKey } from './endpoints.js';
-import { selectVirtualHost } from './resources/select-virtual-host.js';
+} from '../../core/index.js';
+import type { XdsResourceType } from '../client/resource-type.js';
+import type { CancelWatch, XdsResourceWatcher, XdsWatcher } from '../client/watcher.js';
+import { localityKey } from '../resources/cluster-load-assignment.js';
+import { selectVirtualHost } from '../resources/select-virtual-host.js';
 import type {
   XdsCluster,
   XdsEndpointResource,
   XdsListener,
   XdsRouteConfiguration,
   XdsVirtualHost,
-} from './resources/types.js';
-import type { XdsClusterConfig, XdsConfig } from './xds-config.js';
+} from '../resources/types.js';
+import type { XdsClusterConfig, XdsConfig } from '../xds-config.js';
 
 /** A37: an aggregate cluster graph deeper than this fails. */
 export const MAX_AGGREGATE_CLUSTER_DEPTH = 16;

@@ -4,27 +4,27 @@
 // LB policy registry, so a config that could never run is a NACK naming the xDS field it came from.
 
 import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
-import type { PolicyLookup } from '../core/index.js';
-import { decodeOrNack, enumName } from '../protos/decode.js';
+import type { PolicyLookup } from '../../core/index.js';
+import { decodeOrNack, enumName } from '../../protos/decode.js';
 import {
   type LoadBalancingPolicy,
   LoadBalancingPolicySchema,
-} from '../protos/gen/envoy/config/cluster/v3/cluster_pb.js';
-import { ClientSideWeightedRoundRobinSchema } from '../protos/gen/envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin_pb.js';
-import { LeastRequestSchema } from '../protos/gen/envoy/extensions/load_balancing_policies/least_request/v3/least_request_pb.js';
-import { PickFirstSchema } from '../protos/gen/envoy/extensions/load_balancing_policies/pick_first/v3/pick_first_pb.js';
+} from '../../protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import { ClientSideWeightedRoundRobinSchema } from '../../protos/gen/envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin_pb.js';
+import { LeastRequestSchema } from '../../protos/gen/envoy/extensions/load_balancing_policies/least_request/v3/least_request_pb.js';
+import { PickFirstSchema } from '../../protos/gen/envoy/extensions/load_balancing_policies/pick_first/v3/pick_first_pb.js';
 import {
   RingHash_HashFunction,
   RingHash_HashFunctionSchema,
   RingHashSchema,
-} from '../protos/gen/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_pb.js';
-import { RoundRobinSchema } from '../protos/gen/envoy/extensions/load_balancing_policies/round_robin/v3/round_robin_pb.js';
-import { WrrLocalitySchema } from '../protos/gen/envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality_pb.js';
-import { TypedStructSchema as UdpaTypedStructSchema } from '../protos/gen/udpa/type/v1/typed_struct_pb.js';
-import { TypedStructSchema as XdsTypedStructSchema } from '../protos/gen/xds/type/v3/typed_struct_pb.js';
-import type { JsonObject, JsonValue } from '../protos/json.js';
+} from '../../protos/gen/envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_pb.js';
+import { RoundRobinSchema } from '../../protos/gen/envoy/extensions/load_balancing_policies/round_robin/v3/round_robin_pb.js';
+import { WrrLocalitySchema } from '../../protos/gen/envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality_pb.js';
+import { TypedStructSchema as UdpaTypedStructSchema } from '../../protos/gen/udpa/type/v1/typed_struct_pb.js';
+import { TypedStructSchema as XdsTypedStructSchema } from '../../protos/gen/xds/type/v3/typed_struct_pb.js';
+import type { JsonObject, JsonValue } from '../../protos/json.js';
 import { listWithin, XdsResourceError } from './errors.js';
-import { type ResolvedXdsOptions, resolveXdsOptions, type XdsOptions } from './features.js';
+import { type ResolvedXdsOptions, resolveXdsOptions, type XdsOptions } from './xds-options.js';
 
 /** One LoadBalancingConfig entry: `{ "<policy name>": <config> }`. */
 export type LbConfigEntry = { [policyName: string]: JsonValue };

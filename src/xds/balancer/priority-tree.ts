@@ -13,9 +13,13 @@ import {
   HIERARCHICAL_PATH,
   LOCALITY,
   LOCALITY_WEIGHT,
-} from '../core/index.js';
-import type { XdsEndpointResource, XdsHealthStatus, XdsLocalityName } from './endpoints.js';
-import type { LbConfigList } from './lb-policy-registry.js';
+} from '../../core/index.js';
+import type {
+  XdsEndpointResource,
+  XdsHealthStatus,
+  XdsLocalityName,
+} from '../resources/cluster-load-assignment.js';
+import type { LbConfigList } from '../resources/lb-policy-registry.js';
 
 /** The endpoint's locality as EDS gives it (LOCALITY holds its text key). */
 export const XDS_LOCALITY_NAME = new AttributeKey<XdsLocalityName>('lbtree.xds.locality_name');

@@ -33,7 +33,7 @@ import {
   unavailable,
 } from '../../core/index.js';
 import { ChildPolicy } from '../../policies/child-policy.js';
-import { selectedCluster } from './call-attributes.js';
+import { selectedCluster } from '../call-attributes.js';
 
 export const XDS_CLUSTER_MANAGER = 'xds_cluster_manager_experimental';
 
