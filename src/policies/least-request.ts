@@ -12,10 +12,10 @@ import {
   randomOf,
   type Status,
 } from '../core/index.js';
-import type { EndpointChild } from './endpoint-list.js';
-import { EagerPetiole } from './petiole.js';
 import { DelegatingEntry } from './round-robin.js';
-import { type ArraySnapshot, type SnapshotArray, snapshotOf } from './snapshot-array.js';
+import type { EndpointChild } from './shared/endpoint-list.js';
+import { EagerPetiole } from './shared/petiole.js';
+import { type ArraySnapshot, type SnapshotArray, snapshotOf } from './shared/snapshot-array.js';
 
 export const LEAST_REQUEST = 'least_request_experimental';
 

@@ -5,9 +5,9 @@ import {
   type PickResult,
   type PolicyFactory,
 } from '../core/index.js';
-import type { EndpointChild } from './endpoint-list.js';
-import { EagerPetiole } from './petiole.js';
-import { ArraySnapshot, type SnapshotArray } from './snapshot-array.js';
+import type { EndpointChild } from './shared/endpoint-list.js';
+import { EagerPetiole } from './shared/petiole.js';
+import { ArraySnapshot, type SnapshotArray } from './shared/snapshot-array.js';
 
 export const ROUND_ROBIN = 'round_robin';
 

@@ -23,7 +23,7 @@ import {
   unavailable,
   workMeter,
 } from '../core/index.js';
-import { ChildPolicy } from './child-policy.js';
+import { ChildPolicy } from './shared/child-policy.js';
 import {
   WEIGHTED_TARGET,
   type WeightedTargetChildConfig,

@@ -16,7 +16,7 @@ import {
   withoutWatcher,
   withWatcher,
 } from '../../src/core/index.js';
-import { ForwardingSubchannel } from '../../src/policies/forwarding-subchannel.js';
+import { ForwardingSubchannel } from '../../src/policies/shared/forwarding-subchannel.js';
 
 /** A subchannel with only the function forms, its live listeners in view. */
 function functionFormOnly() {

@@ -16,7 +16,7 @@ import {
   withoutWatcher,
   withWatcher,
 } from '../../core/index.js';
-import { ForwardingSubchannel } from '../forwarding-subchannel.js';
+import { ForwardingSubchannel } from '../shared/forwarding-subchannel.js';
 
 /** Where an ejectable subchannel reports the calls made on it. */
 export interface CallRecorder {

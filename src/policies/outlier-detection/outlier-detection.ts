@@ -11,7 +11,7 @@ import {
   type PolicyLookup,
   type Status,
 } from '../../core/index.js';
-import { ChildPolicy } from '../child-policy.js';
+import { ChildPolicy } from '../shared/child-policy.js';
 import {
   countsCalls,
   OUTLIER_DETECTION,

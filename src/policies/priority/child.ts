@@ -16,8 +16,8 @@ import {
   type StatusOr,
   TRANSIENT_FAILURE,
 } from '../../core/index.js';
-import { ChildPolicy } from '../child-policy.js';
-import { RetentionTimer } from '../retention-timer.js';
+import { ChildPolicy } from '../shared/child-policy.js';
+import { RetentionTimer } from '../shared/retention-timer.js';
 import type { PriorityChildConfig } from './config.js';
 
 /** What a child needs from the priority policy that owns it. */

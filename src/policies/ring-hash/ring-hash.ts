@@ -22,7 +22,7 @@ import {
   unavailable,
   workMeter,
 } from '../../core/index.js';
-import { type EndpointChild, OwnedEndpointList } from '../endpoint-list.js';
+import { type EndpointChild, OwnedEndpointList } from '../shared/endpoint-list.js';
 import { effectiveRingSizes, parseRingHashConfig, RING_HASH, type RingHashConfig } from './config.js';
 import { RingHashPicker } from './picker.js';
 import { buildRing, type Ring } from './ring.js';

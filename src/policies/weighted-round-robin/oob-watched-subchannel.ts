@@ -1,5 +1,5 @@
 import type { BackendMetricsListener, Subchannel, Unwatch } from '../../core/index.js';
-import { ForwardingSubchannel } from '../forwarding-subchannel.js';
+import { ForwardingSubchannel } from '../shared/forwarding-subchannel.js';
 
 /**
  * A subchannel of one endpoint's pick_first child as weighted_round_robin hands it out: while out-of-band

@@ -1,5 +1,5 @@
 import type { CallEndDetails, CompletePick, PickArgs, Picker, PickResult, Status } from '../../core/index.js';
-import type { ArraySnapshot } from '../snapshot-array.js';
+import type { ArraySnapshot } from '../shared/snapshot-array.js';
 import type { EndpointWeight } from './endpoint-weight.js';
 import { OobWatchedSubchannel } from './oob-watched-subchannel.js';
 import type { StaticStrideScheduler } from './static-stride-scheduler.js';

@@ -6,9 +6,9 @@ import {
   randomOf,
   type Subchannel,
 } from '../../core/index.js';
-import type { EndpointChild } from '../endpoint-list.js';
-import { EagerPetiole } from '../petiole.js';
-import type { ArraySnapshot, SnapshotArray } from '../snapshot-array.js';
+import type { EndpointChild } from '../shared/endpoint-list.js';
+import { EagerPetiole } from '../shared/petiole.js';
+import type { ArraySnapshot, SnapshotArray } from '../shared/snapshot-array.js';
 import {
   parseWeightedRoundRobinConfig,
   WEIGHTED_ROUND_ROBIN,

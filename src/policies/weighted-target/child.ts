@@ -11,8 +11,8 @@ import {
   type Status,
   type StatusOr,
 } from '../../core/index.js';
-import { ChildPolicySlot } from '../child-policy.js';
-import { RetentionTimer } from '../retention-timer.js';
+import { ChildPolicySlot } from '../shared/child-policy.js';
+import { RetentionTimer } from '../shared/retention-timer.js';
 import type { WeightedTargetChildConfig } from './config.js';
 
 /** A destroyed target's `retention`: never started again. */

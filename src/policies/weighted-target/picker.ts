@@ -1,5 +1,5 @@
 import type { PickArgs, Picker, PickResult } from '../../core/index.js';
-import { type ArraySnapshot, snapshotOf } from '../snapshot-array.js';
+import { type ArraySnapshot, snapshotOf } from '../shared/snapshot-array.js';
 import type { ReadyWeights } from './ready-weights.js';
 
 /**

@@ -1,5 +1,5 @@
 import { workMeter } from '../../core/index.js';
-import type { ArraySnapshot } from '../snapshot-array.js';
+import type { ArraySnapshot } from '../shared/snapshot-array.js';
 
 /**
  * The weights of the READY targets, by target slot, in a Fenwick tree (binary indexed tree): a target

@@ -22,7 +22,7 @@ import {
   unavailable,
   workMeter,
 } from '../../core/index.js';
-import { SnapshotArray } from '../snapshot-array.js';
+import { SnapshotArray } from '../shared/snapshot-array.js';
 import { WeightedTargetChild, type WeightedTargetChildOwner } from './child.js';
 import {
   parseWeightedTargetConfig,

@@ -25,9 +25,9 @@ import {
   TRANSIENT_FAILURE,
   unavailable,
 } from '../../core/index.js';
-import { ChildPolicy } from '../../policies/child-policy.js';
 import { OUTLIER_DETECTION } from '../../policies/outlier-detection/config.js';
 import { PRIORITY } from '../../policies/priority/index.js';
+import { ChildPolicy } from '../../policies/shared/child-policy.js';
 import type { JsonObject } from '../../protos/json.js';
 import type { LbConfigList } from '../resources/lb-policy-registry.js';
 import { type XdsClusterConfig, xdsConfigOf } from '../xds-config.js';

@@ -24,7 +24,7 @@ import {
   type Status,
   unavailable,
 } from '../../core/index.js';
-import { ChildPolicy } from '../../policies/child-policy.js';
+import { ChildPolicy } from '../../policies/shared/child-policy.js';
 import type { XdsDropCategory } from '../resources/cluster-load-assignment.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../resources/types.js';
 import { xdsConfigOf } from '../xds-config.js';

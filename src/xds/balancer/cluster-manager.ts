@@ -32,7 +32,7 @@ import {
   TRANSIENT_FAILURE,
   unavailable,
 } from '../../core/index.js';
-import { ChildPolicy } from '../../policies/child-policy.js';
+import { ChildPolicy } from '../../policies/shared/child-policy.js';
 import { selectedCluster } from '../call-attributes.js';
 
 export const XDS_CLUSTER_MANAGER = 'xds_cluster_manager_experimental';

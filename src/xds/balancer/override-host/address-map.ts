@@ -24,7 +24,7 @@ import {
   withoutWatcher,
   withWatcher,
 } from '../../../core/index.js';
-import { ForwardingSubchannel } from '../../../policies/forwarding-subchannel.js';
+import { ForwardingSubchannel } from '../../../policies/shared/forwarding-subchannel.js';
 import type { XdsHealthStatus } from '../../resources/cluster-load-assignment.js';
 
 export class AddressEntry {

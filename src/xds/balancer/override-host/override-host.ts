@@ -24,7 +24,7 @@ import {
   unwatchSubchannelState,
   watchSubchannelState,
 } from '../../../core/index.js';
-import { ChildPolicy } from '../../../policies/child-policy.js';
+import { ChildPolicy } from '../../../policies/shared/child-policy.js';
 import type { XdsHealthStatus } from '../../resources/cluster-load-assignment.js';
 import { xdsConfigOf } from '../../xds-config.js';
 import { XDS_HEALTH_STATUS } from '../priority-tree.js';

@@ -16,7 +16,7 @@ import {
   TRANSIENT_FAILURE,
   unavailable,
   workMeter,
-} from '../core/index.js';
+} from '../../core/index.js';
 import { UPDATE_LIST } from './child-policy.js';
 import { type EndpointChild, EndpointList } from './endpoint-list.js';
 import { SnapshotArray } from './snapshot-array.js';

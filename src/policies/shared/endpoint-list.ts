@@ -22,9 +22,9 @@ import {
   TRANSIENT_FAILURE,
   type Trace,
   workMeter,
-} from '../core/index.js';
-import { HEALTH_WATCH_ARG, type PickFirstConfig } from './pick-first/config.js';
-import { PickFirstLeaf } from './pick-first/pick-first.js';
+} from '../../core/index.js';
+import { HEALTH_WATCH_ARG, type PickFirstConfig } from '../pick-first/config.js';
+import { PickFirstLeaf } from '../pick-first/pick-first.js';
 
 const NO_CHILDREN: readonly EndpointChild[] = Object.freeze([]);
 const CHILD_CONFIG: PickFirstConfig = Object.freeze({ shuffleAddressList: false });

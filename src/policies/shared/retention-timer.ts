@@ -1,4 +1,4 @@
-import type { CancelTimer, Clock } from '../core/index.js';
+import type { CancelTimer, Clock } from '../../core/index.js';
 
 /**
  * A56 "Child Lifetime Management" (and A28's removed targets): a deactivated child is kept for a while so it

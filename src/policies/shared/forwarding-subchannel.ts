@@ -13,7 +13,7 @@ import {
   watchStateWithListener,
   watchSubchannelHealth,
   watchSubchannelState,
-} from '../core/index.js';
+} from '../../core/index.js';
 
 /**
  * A subchannel a parent policy hands to its child in place of the channel's own (to watch or alter it):

@@ -14,7 +14,7 @@ import {
   randomOf,
   type Status,
   type StatusOr,
-} from '../core/index.js';
+} from '../../core/index.js';
 
 const createdMessages = new WeakMap<PolicyFactory, () => string>();
 
