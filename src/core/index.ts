@@ -12,6 +12,7 @@ export * from './connectivity-state.js';
 export * from './duration.js';
 export * from './endpoint.js';
 export * from './endpoint-attributes.js';
+export * from './env-flag.js';
 export * from './hierarchical-path.js';
 export * from './load-balancer.js';
 export * from './oob-metrics-stream.js';

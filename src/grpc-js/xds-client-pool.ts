@@ -1,6 +1,6 @@
 import { loadBootstrap, type XdsBootstrap } from '../xds/client/bootstrap.js';
 import { XdsClient } from '../xds/client/xds-client.js';
-import type { XdsOptions } from '../xds/resources/xds-options.js';
+import { resolveXdsOptions, type XdsOptions } from '../xds/resources/xds-options.js';
 import { grpcXdsTransportFactory, xdsClientTrace } from './xds-transport.js';
 
 /** A shared client and the release that gives it back. */
@@ -32,7 +32,7 @@ export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions): Xd
       bootstrap: parsed,
       transport: grpcXdsTransportFactory,
       trace: xdsClientTrace(),
-      ...(xdsOptions && { xdsOptions }),
+      decodeContext: resolveXdsOptions(xdsOptions),
     });
     entry = { client, leases: 0 };
     pool.set(key, entry);

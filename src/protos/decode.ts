@@ -1,9 +1,7 @@
-// Decoding protobuf bytes into the generated messages, with failures turned into NACK reasons that say which
-// field was being read.
+// Decoding protobuf bytes into the generated messages, with a failure that says which field was being read.
 
 import { type DescEnum, type DescMessage, fromBinary, type MessageShape } from '@bufbuild/protobuf';
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
-import { XdsResourceError } from '../xds/resources/errors.js';
 
 /**
  * Nesting deeper than this (messages or groups) is rejected: 100, the limit of protobuf's C++ and Java
@@ -11,18 +9,19 @@ import { XdsResourceError } from '../xds/resources/errors.js';
  */
 export const MAX_PROTO_NESTING = 100;
 
-/** Decodes `bytes` as `schema`; malformed bytes are an {@link XdsResourceError} at `field` ('' = the resource). */
-export function decodeOrNack<Desc extends DescMessage>(
-  schema: Desc,
-  bytes: Uint8Array,
-  field = '',
-): MessageShape<Desc> {
+/** Bytes that do not decode as a message: the message says why and, when it can be found, in which field. */
+export class ProtoDecodeError extends Error {
+  override readonly name = 'ProtoDecodeError';
+}
+
+/** Decodes `bytes` as `schema`, nesting bounded by {@link MAX_PROTO_NESTING}; throws a {@link ProtoDecodeError}. */
+export function decodeMessage<Desc extends DescMessage>(schema: Desc, bytes: Uint8Array): MessageShape<Desc> {
   try {
     return fromBinary(schema, bytes, { recursionLimit: MAX_PROTO_NESTING });
   } catch (e) {
     const where = locateBinaryError(schema, bytes, '', 0);
     const at = where ? ` (reading ${where})` : '';
-    throw new XdsResourceError(field, `can't decode ${schema.typeName}: ${(e as Error).message}${at}`);
+    throw new ProtoDecodeError(`can't decode ${schema.typeName}: ${(e as Error).message}${at}`);
   }
 }
 

@@ -35,7 +35,7 @@ const TYPES: ReadonlyMap<string, XdsResourceType<unknown>> = new Map<string, Xds
 /** Decodes every resource with lbtree's resource types; returns "Type name: NACK reason" for each rejected one. */
 function rejected(inputs: readonly ResourceInput[]): string[] {
   const set = ResourceSet.build('1', inputs);
-  const context = { options: resolveXdsOptions() };
+  const context = resolveXdsOptions();
   const problems: string[] = [];
   let checked = 0;
   for (const [typeUrl, type] of TYPES) {

@@ -118,7 +118,7 @@ describe("lbtree's xds: resolver on grpc-js against lbtree's control plane", () 
     assert.deepEqual(await route(), home, 'the same key reaches the same backend');
 
     // The simulator, fed the same Cluster and ClusterLoadAssignment bytes, picks the same backends.
-    const context = { options: resolveXdsOptions() };
+    const context = resolveXdsOptions();
     const clusterBytes = plane.resources.ofType(CLUSTER_TYPE_URL).get('ring-cluster')!.any.value;
     const edsBytes = plane.resources.ofType(CLUSTER_LOAD_ASSIGNMENT_TYPE_URL).get('ring-cluster')!.any.value;
     const decodedCluster = clusterResourceType.decode(clusterBytes, context);

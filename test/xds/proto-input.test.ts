@@ -5,7 +5,6 @@ import { describe, test } from 'node:test';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { WireType } from '@bufbuild/protobuf/wire';
 import { anyPack, ValueSchema } from '@bufbuild/protobuf/wkt';
-import { decodeOrNack } from '../../src/protos/decode.js';
 import { LoadBalancingPolicySchema } from '../../src/protos/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { ClusterLoadAssignmentSchema } from '../../src/protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { MaglevSchema } from '../../src/protos/gen/envoy/extensions/load_balancing_policies/maglev/v3/maglev_pb.js';
@@ -22,6 +21,7 @@ import {
   ProtoJsonError,
   XdsResourceError,
 } from '../../src/xds/index.js';
+import { decodeOrNack } from '../../src/xds/resources/decode-or-nack.js';
 import { capNackReason, listWithin } from '../../src/xds/resources/errors.js';
 import { assignment, edsCluster, lbp, roundRobin } from './helpers.js';
 

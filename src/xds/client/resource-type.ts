@@ -1,10 +1,9 @@
-import type { ResolvedXdsOptions } from '../resources/xds-options.js';
-
-/** What a resource type needs besides the bytes to decode and validate one resource. */
-export interface XdsDecodeContext {
-  /** Feature switches and the A52 options (ResolvedXdsOptions from src/xds/features.ts). */
-  readonly options: ResolvedXdsOptions;
-}
+/**
+ * What a resource type needs besides the bytes to decode and validate one resource (feature switches, the
+ * A52 registry). Opaque to the client, which loads no LB policy: its owner passes it as
+ * `XdsClientOptions.decodeContext` and every decoder gets it as it is (undefined when none was given).
+ */
+export type XdsDecodeContext = unknown;
 
 export type XdsDecodeResult<T> =
   | { readonly ok: true; readonly name: string; readonly value: T }

@@ -1,6 +1,6 @@
 import { create } from '@bufbuild/protobuf';
 import { type CancelTimer, type Clock, realClock } from '../../core/clock.js';
-import { type BackoffOptions, ExponentialBackoff } from '../../core/index.js';
+import { type BackoffOptions, ExponentialBackoff, envFlag } from '../../core/index.js';
 import type { Trace } from '../../core/load-balancer.js';
 import { Code, formatStatus, OK_STATUS, type Status, status } from '../../core/status.js';
 import type { Node } from '../../protos/gen/envoy/config/core/v3/base_pb.js';
@@ -9,7 +9,6 @@ import {
   type DiscoveryResponse,
 } from '../../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
 import { StatusSchema } from '../../protos/gen/google/rpc/status_pb.js';
-import { envFlag, resolveXdsOptions, type XdsOptions } from '../resources/xds-options.js';
 import type { XdsBootstrap, XdsServerConfig } from './bootstrap.js';
 import { CacheEntry, type WatchRegistration } from './cache-entry.js';
 import { decodeResources, typeShortName } from './decode-response.js';
@@ -33,8 +32,8 @@ export interface XdsClientOptions {
   /** Every timer (does-not-exist, backoff, deferred sends) runs on it. Default: the real clock. */
   readonly clock?: Clock;
   readonly trace?: Trace;
-  /** Options handed to the resource types' decoders (A52 registry, feature switches). */
-  readonly xdsOptions?: XdsOptions;
+  /** Handed as it is to every resource type's decoder (e.g. the A52 registry and feature switches). */
+  readonly decodeContext?: XdsDecodeContext;
   readonly backoff?: BackoffOptions;
   /** A88 data error handling; default from GRPC_EXPERIMENTAL_XDS_DATA_ERROR_HANDLING (on unless "false"). */
   readonly dataErrorHandling?: boolean;
@@ -94,7 +93,7 @@ export class XdsClient implements XdsWatcher {
     if (!server) throw new Error('the xDS bootstrap lists no server');
     this.server = server;
     this.node = nodeProto(options.bootstrap.node);
-    this.decodeContext = { options: resolveXdsOptions(options.xdsOptions) };
+    this.decodeContext = options.decodeContext;
     this.backoff = new ExponentialBackoff(options.backoff);
     this.dataErrorHandling = options.dataErrorHandling ?? envFlag(XDS_DATA_ERROR_HANDLING_ENV, true);
     this.onWatcherError =

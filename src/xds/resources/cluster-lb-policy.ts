@@ -2,7 +2,7 @@
 // (A52's load_balancing_policy, or the legacy lb_policy fields of A27 / A42 / A48) and, for EDS clusters, the
 // name to ask EDS for (A27).
 
-import { decodeOrNack, enumName } from '../../protos/decode.js';
+import { enumName } from '../../protos/decode.js';
 import {
   type Cluster,
   Cluster_DiscoveryType,
@@ -14,6 +14,7 @@ import {
   ClusterSchema,
 } from '../../protos/gen/envoy/config/cluster/v3/cluster_pb.js';
 import type { ConfigSource } from '../../protos/gen/envoy/config/core/v3/config_source_pb.js';
+import { decodeOrNack } from './decode-or-nack.js';
 import { XdsResourceError } from './errors.js';
 import {
   defaultXdsLbPolicyRegistry,

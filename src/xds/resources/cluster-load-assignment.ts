@@ -4,7 +4,6 @@
 
 import { isIP } from 'node:net';
 import { type Address, addressKey, tcpAddress } from '../../core/index.js';
-import { decodeOrNack } from '../../protos/decode.js';
 import type { Address as AddressMessage } from '../../protos/gen/envoy/config/core/v3/address_pb.js';
 import type { Locality } from '../../protos/gen/envoy/config/core/v3/base_pb.js';
 import { HealthStatus } from '../../protos/gen/envoy/config/core/v3/health_check_pb.js';
@@ -13,6 +12,7 @@ import {
   type ClusterLoadAssignment,
   ClusterLoadAssignmentSchema,
 } from '../../protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
+import { decodeOrNack } from './decode-or-nack.js';
 import { XdsResourceError } from './errors.js';
 import { perMillion } from './validation.js';
 import { resolveXdsOptions, type XdsOptions } from './xds-options.js';

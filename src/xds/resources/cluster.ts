@@ -3,7 +3,6 @@
 // (outlier_detection) and A27's circuit breaking and lrs_server rules describe.
 
 import type { Any } from '@bufbuild/protobuf/wkt';
-import { decodeOrNack } from '../../protos/decode.js';
 import {
   type Cluster,
   Cluster_DiscoveryType,
@@ -17,10 +16,12 @@ import type { XdsResourceType } from '../client/resource-type.js';
 import { clusterLbPolicyConfig } from './cluster-lb-policy.js';
 import type { XdsHealthStatus } from './cluster-load-assignment.js';
 import { isAdsOrSelf } from './config-source.js';
+import { decodeOrNack } from './decode-or-nack.js';
 import type { LbConfigList } from './lb-policy-registry.js';
 import { parseOutlierDetection } from './outlier-detection.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS, type XdsCluster, type XdsClusterDiscovery } from './types.js';
 import { anyTypeName, decodeResource, fail } from './validation.js';
+import { decodeOptions } from './xds-options.js';
 
 const AGGREGATE_CLUSTER_TYPE = ClusterConfigSchema.typeName;
 
@@ -140,6 +141,6 @@ export const clusterResourceType: XdsResourceType<XdsCluster> = {
       () => decodeOrNack(ClusterSchema, bytes),
       (c) => c.name,
       // The LB policy through the existing A52 converter (cluster-lb-policy.ts).
-      (c) => parseClusterResource(c, clusterLbPolicyConfig(c, context.options)),
+      (c) => parseClusterResource(c, clusterLbPolicyConfig(c, decodeOptions(context))),
     ),
 };

@@ -5,6 +5,7 @@ import type { XdsResourceType } from '../client/resource-type.js';
 import { decodeClusterLoadAssignment, parseClusterLoadAssignment } from './cluster-load-assignment.js';
 import type { XdsEndpointResource } from './types.js';
 import { decodeResource } from './validation.js';
+import { decodeOptions } from './xds-options.js';
 
 /** EDS (A27): a ClusterLoadAssignment missing from a response is not deleted (it is not required in SotW). */
 export const endpointResourceType: XdsResourceType<XdsEndpointResource> = {
@@ -14,6 +15,6 @@ export const endpointResourceType: XdsResourceType<XdsEndpointResource> = {
     decodeResource(
       () => decodeClusterLoadAssignment(bytes),
       (cla) => cla.clusterName,
-      (cla) => parseClusterLoadAssignment(cla, context.options),
+      (cla) => parseClusterLoadAssignment(cla, decodeOptions(context)),
     ),
 };

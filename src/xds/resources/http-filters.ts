@@ -4,11 +4,11 @@
 // not know is a NACK unless the filter is marked is_optional, in which case it is left out.
 
 import type { Any } from '@bufbuild/protobuf/wkt';
-import { decodeOrNack } from '../../protos/decode.js';
 import { RouterSchema } from '../../protos/gen/envoy/extensions/filters/http/router/v3/router_pb.js';
 import type { HttpFilter } from '../../protos/gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import { TypedStructSchema as UdpaTypedStructSchema } from '../../protos/gen/udpa/type/v1/typed_struct_pb.js';
 import { TypedStructSchema } from '../../protos/gen/xds/type/v3/typed_struct_pb.js';
+import { decodeOrNack } from './decode-or-nack.js';
 import { parseStatefulSessionFilter, STATEFUL_SESSION_FILTER_TYPE } from './stateful-session.js';
 import type { XdsHttpFilter } from './types.js';
 import { anyTypeName, fail } from './validation.js';

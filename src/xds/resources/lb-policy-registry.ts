@@ -5,7 +5,7 @@
 
 import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
 import type { PolicyLookup } from '../../core/index.js';
-import { decodeOrNack, enumName } from '../../protos/decode.js';
+import { enumName } from '../../protos/decode.js';
 import {
   type LoadBalancingPolicy,
   LoadBalancingPolicySchema,
@@ -23,6 +23,7 @@ import { WrrLocalitySchema } from '../../protos/gen/envoy/extensions/load_balanc
 import { TypedStructSchema as UdpaTypedStructSchema } from '../../protos/gen/udpa/type/v1/typed_struct_pb.js';
 import { TypedStructSchema as XdsTypedStructSchema } from '../../protos/gen/xds/type/v3/typed_struct_pb.js';
 import type { JsonObject, JsonValue } from '../../protos/json.js';
+import { decodeOrNack } from './decode-or-nack.js';
 import { listWithin, XdsResourceError } from './errors.js';
 import { type ResolvedXdsOptions, resolveXdsOptions, type XdsOptions } from './xds-options.js';
 

@@ -3,7 +3,6 @@
 // one inline; its HTTP filters end in the router (A39); A31's default max_stream_duration comes from
 // common_http_protocol_options.
 
-import { decodeOrNack } from '../../protos/decode.js';
 import { type Listener, ListenerSchema } from '../../protos/gen/envoy/config/listener/v3/listener_pb.js';
 import {
   type HttpConnectionManager,
@@ -11,10 +10,12 @@ import {
 } from '../../protos/gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
 import type { XdsResourceType } from '../client/resource-type.js';
 import { isAdsOrSelf } from './config-source.js';
+import { decodeOrNack } from './decode-or-nack.js';
 import { type HttpFilterOptions, parseHttpFilters } from './http-filters.js';
 import { parseRouteConfiguration } from './route-configuration.js';
 import type { XdsListener, XdsRouteSource } from './types.js';
 import { anyTypeName, decodeResource, fail, optionalDurationMs } from './validation.js';
+import { decodeOptions } from './xds-options.js';
 
 const HCM_AT = 'api_listener.api_listener';
 
@@ -66,6 +67,6 @@ export const listenerResourceType: XdsResourceType<XdsListener> = {
     decodeResource(
       () => decodeOrNack(ListenerSchema, bytes),
       (l) => l.name,
-      (l) => parseListener(l, context.options),
+      (l) => parseListener(l, decodeOptions(context)),
     ),
 };

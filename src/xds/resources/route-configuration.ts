@@ -3,7 +3,6 @@
 // route_config a Listener carries inline.
 
 import type { Any } from '@bufbuild/protobuf/wkt';
-import { decodeOrNack } from '../../protos/decode.js';
 import type {
   Route,
   RouteAction,
@@ -15,6 +14,7 @@ import {
   RouteConfigurationSchema,
 } from '../../protos/gen/envoy/config/route/v3/route_pb.js';
 import type { XdsResourceType } from '../client/resource-type.js';
+import { decodeOrNack } from './decode-or-nack.js';
 import { parseHashPolicies } from './hash-policies.js';
 import { parseRouteMatch, snake } from './route-match.js';
 import { parseStatefulSessionOverride } from './stateful-session.js';

@@ -5,7 +5,6 @@
 // non-negative Duration. A filter without a session_state does nothing.
 
 import type { Any } from '@bufbuild/protobuf/wkt';
-import { decodeOrNack } from '../../protos/decode.js';
 import { FilterConfigSchema } from '../../protos/gen/envoy/config/route/v3/route_components_pb.js';
 import {
   type StatefulSession,
@@ -14,6 +13,7 @@ import {
   StatefulSessionSchema,
 } from '../../protos/gen/envoy/extensions/filters/http/stateful_session/v3/stateful_session_pb.js';
 import { CookieBasedSessionStateSchema } from '../../protos/gen/envoy/extensions/http/stateful_session/cookie/v3/cookie_pb.js';
+import { decodeOrNack } from './decode-or-nack.js';
 import type { XdsSessionCookie, XdsStatefulSession, XdsStatefulSessionOverride } from './types.js';
 import { anyTypeName, durationMs, fail } from './validation.js';
 

@@ -1,4 +1,4 @@
-import type { PolicyLookup } from '../../core/index.js';
+import { envFlag, type PolicyLookup } from '../../core/index.js';
 import { defaultRegistry } from '../../policies/default-registry.js';
 
 // The gRFCs' temporary feature switches. Each is read when a resource is converted (not at import time), so a
@@ -47,14 +47,6 @@ export interface ResolvedXdsOptions {
   readonly overrideHost: boolean;
 }
 
-/** `true` / `false` (any case, surrounding spaces ignored); anything else, or unset, gives the default. */
-export function envFlag(name: string, defaultValue: boolean): boolean {
-  const raw = process.env[name]?.trim().toLowerCase();
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  return defaultValue;
-}
-
 export function resolveXdsOptions(options: XdsOptions = {}): ResolvedXdsOptions {
   return {
     registry: options.registry ?? defaultRegistry(),
@@ -64,4 +56,12 @@ export function resolveXdsOptions(options: XdsOptions = {}): ResolvedXdsOptions 
     endpointHashKey: options.endpointHashKey ?? !envFlag(XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV, false),
     overrideHost: options.overrideHost ?? envFlag(XDS_OVERRIDE_HOST_ENV, true),
   };
+}
+
+/**
+ * The options a resource type decodes with: the XdsClient hands its decoders the opaque context its owner gave
+ * it (the resolved options, see src/grpc-js/xds-client-pool.ts); without one, the defaults.
+ */
+export function decodeOptions(context: unknown): ResolvedXdsOptions {
+  return (context as ResolvedXdsOptions | undefined) ?? resolveXdsOptions();
 }

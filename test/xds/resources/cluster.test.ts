@@ -261,7 +261,7 @@ describe('A27 / A37 / A42 / A50: CDS NACK reasons name the field', () => {
     });
     message.outlierDetection!.maxEjectionTime!.seconds = 315_576_000_001n;
     nacked(
-      clusterResourceType.decode(toBinary(ClusterSchema, message), { options: resolveXdsOptions() }),
+      clusterResourceType.decode(toBinary(ClusterSchema, message), resolveXdsOptions()),
       'outlier_detection.max_ejection_time.seconds',
     );
   });

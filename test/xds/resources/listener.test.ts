@@ -215,9 +215,7 @@ describe('A27 / A39: LDS NACK reasons name the field', () => {
   });
 
   test('bytes that do not decode are a NACK with no resource name', () => {
-    const result = listenerResourceType.decode(new Uint8Array([0x0a, 0x05, 0x61]), {
-      options: resolveXdsOptions(),
-    });
+    const result = listenerResourceType.decode(new Uint8Array([0x0a, 0x05, 0x61]), resolveXdsOptions());
     assert.equal(result.ok, false);
     assert.equal(result.name, undefined);
     if (!result.ok) assert.match(result.error, /can't decode envoy\.config\.listener\.v3\.Listener/);

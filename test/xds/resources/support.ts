@@ -17,7 +17,7 @@ export function decode<T>(
   json: Json,
   options: XdsOptions = {},
 ): XdsDecodeResult<T> {
-  return type.decode(encode(schema, json), { options: resolveXdsOptions(options) });
+  return type.decode(encode(schema, json), resolveXdsOptions(options));
 }
 
 /** The decoded value; fails the test with the NACK reason when the resource was rejected. */
