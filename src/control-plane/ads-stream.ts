@@ -9,8 +9,8 @@ import {
   type DiscoveryResponse,
   DiscoveryResponseSchema,
 } from '../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
+import { allResourcesRequiredInSotW } from '../protos/type-urls.js';
 import type { ResourceSet } from './resource-set.js';
-import { allResourcesRequiredInSotW } from './type-urls.js';
 
 /** What the stream knows of one subscribed type. */
 export interface TypeSubscription {

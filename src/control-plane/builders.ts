@@ -3,14 +3,15 @@
 // routes to clusters (one, or weighted) with hash policies, EDS clusters with a legacy or A52
 // load_balancing_policy, ClusterLoadAssignments with localities, weights and priorities, and A55 cookie-based
 // session affinity (the stateful_session filter, its per-route overrides, override_host_status).
-import type { ResourceJson } from './resource-set.js';
+
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
   CLUSTER_TYPE_URL,
   LISTENER_TYPE_URL,
   ROUTE_CONFIGURATION_TYPE_URL,
   typeUrlOf,
-} from './type-urls.js';
+} from '../protos/type-urls.js';
+import type { ResourceJson } from './resource-set.js';
 
 type Json = Record<string, unknown>;
 

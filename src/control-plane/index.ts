@@ -1,5 +1,14 @@
 // lbtree/control-plane: an xDS control plane (ADS v3, state of the world) on grpc-js, the bootstrap its
 // clients need, and builders for the resources it serves.
+
+export {
+  allResourcesRequiredInSotW,
+  CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
+  CLUSTER_TYPE_URL,
+  LISTENER_TYPE_URL,
+  ROUTE_CONFIGURATION_TYPE_URL,
+  shortTypeName,
+} from '../protos/type-urls.js';
 export { ADS_SERVICE, STREAM_AGGREGATED_RESOURCES_PATH } from './ads-service.js';
 export type { AckRecord, ExchangeRecord, NackRecord, StreamEvent, TypeSubscription } from './ads-stream.js';
 export { type BootstrapOptions, bootstrapFor, type XdsBootstrap } from './bootstrap.js';
@@ -19,11 +28,3 @@ export {
   ResourceSet,
   type ServedResource,
 } from './resource-set.js';
-export {
-  allResourcesRequiredInSotW,
-  CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
-  CLUSTER_TYPE_URL,
-  LISTENER_TYPE_URL,
-  ROUTE_CONFIGURATION_TYPE_URL,
-  shortTypeName,
-} from './type-urls.js';

@@ -12,7 +12,7 @@ import {
 } from '@bufbuild/protobuf';
 import { type Any, AnySchema, anyUnpack } from '@bufbuild/protobuf/wkt';
 import { xdsTypeRegistry } from '../protos/type-registry.js';
-import { shortTypeName, typeNameOf, typeUrlOf } from './type-urls.js';
+import { shortTypeName, typeNameOf, typeUrlOf } from '../protos/type-urls.js';
 
 /** A resource in proto3 JSON: `{ "@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", … }`. */
 export interface ResourceJson {

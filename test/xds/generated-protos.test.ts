@@ -128,3 +128,46 @@ describe('generated Envoy protos', () => {
     }
   });
 });
+
+describe('the type-URL table (src/protos/type-urls.ts)', () => {
+  test('each literal names the generated message it stands for, and the resource types use it', async () => {
+    const urls = await import('../../src/protos/type-urls.js');
+    const { ListenerSchema } = await import('../../src/protos/gen/envoy/config/listener/v3/listener_pb.js');
+    const { RouteConfigurationSchema } = await import(
+      '../../src/protos/gen/envoy/config/route/v3/route_pb.js'
+    );
+    const { ClusterLoadAssignmentSchema } = await import(
+      '../../src/protos/gen/envoy/config/endpoint/v3/endpoint_pb.js'
+    );
+    const { ResourceSchema } = await import(
+      '../../src/protos/gen/envoy/service/discovery/v3/discovery_pb.js'
+    );
+    const resources = await import('../../src/xds/resources/index.js');
+    const table: [string, string][] = [
+      [urls.LISTENER_TYPE_URL, ListenerSchema.typeName],
+      [urls.ROUTE_CONFIGURATION_TYPE_URL, RouteConfigurationSchema.typeName],
+      [urls.CLUSTER_TYPE_URL, ClusterSchema.typeName],
+      [urls.CLUSTER_LOAD_ASSIGNMENT_TYPE_URL, ClusterLoadAssignmentSchema.typeName],
+      [urls.RESOURCE_WRAPPER_TYPE_URL, ResourceSchema.typeName],
+    ];
+    for (const [url, typeName] of table) {
+      assert.equal(url, `type.googleapis.com/${typeName}`);
+      assert.equal(urls.typeNameOf(url), typeName);
+    }
+    assert.equal(urls.shortTypeName(urls.CLUSTER_LOAD_ASSIGNMENT_TYPE_URL), 'ClusterLoadAssignment');
+    assert.deepEqual(
+      [
+        resources.listenerResourceType.typeUrl,
+        resources.routeConfigurationResourceType.typeUrl,
+        resources.clusterResourceType.typeUrl,
+        resources.endpointResourceType.typeUrl,
+      ],
+      table.slice(0, 4).map(([url]) => url),
+    );
+    // A27: only LDS and CDS responses carry the whole set.
+    assert.deepEqual(
+      table.slice(0, 4).map(([url]) => urls.allResourcesRequiredInSotW(url)),
+      [true, false, true, false],
+    );
+  });
+});

@@ -1,9 +1,8 @@
 import { fromBinary } from '@bufbuild/protobuf';
 import type { Any } from '@bufbuild/protobuf/wkt';
 import { ResourceSchema } from '../../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
+import { RESOURCE_WRAPPER_TYPE_URL } from '../../protos/type-urls.js';
 import type { XdsDecodeContext, XdsResourceType } from './resource-type.js';
-
-const RESOURCE_WRAPPER_TYPE_URL = 'type.googleapis.com/envoy.service.discovery.v3.Resource';
 
 export interface DecodedResource<T> {
   readonly name: string;
@@ -22,11 +21,6 @@ export interface InvalidResource {
 export interface DecodedResponse<T> {
   readonly valid: DecodedResource<T>[];
   readonly invalid: InvalidResource[];
-}
-
-/** `type.googleapis.com/envoy.config.cluster.v3.Cluster` → `Cluster`, for messages people read. */
-export function typeShortName(typeUrl: string): string {
-  return typeUrl.slice(typeUrl.lastIndexOf('.') + 1);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { formatStatus, type Status } from '../../core/status.js';
+import { shortTypeName } from '../../protos/type-urls.js';
 import type { XdsNodeConfig } from './bootstrap.js';
 import type { CacheEntry, XdsResourceStatus } from './cache-entry.js';
-import { typeShortName } from './decode-response.js';
 
 /** One cache entry as CSDS shows it (A40 "xDS Config Error State", A88 cache states). */
 export interface XdsResourceDump {
@@ -61,10 +61,10 @@ export function formatXdsClientDump(dump: XdsClientDump): string {
       (dump.connectivityError ? ` (${formatStatus(dump.connectivityError)})` : ''),
   ];
   for (const t of dump.types) {
-    lines.push(`  ${typeShortName(t.typeUrl)}: version "${t.version}", nonce "${t.nonce}"`);
+    lines.push(`  ${shortTypeName(t.typeUrl)}: version "${t.version}", nonce "${t.nonce}"`);
   }
   for (const r of dump.resources) {
-    let line = `  ${typeShortName(r.typeUrl)} "${r.name}" ${r.status}`;
+    let line = `  ${shortTypeName(r.typeUrl)} "${r.name}" ${r.status}`;
     if (r.version !== undefined) line += ` version "${r.version}" at ${r.lastUpdated} ms`;
     if (r.error) line += `; error at ${r.error.at} ms (version "${r.error.version}"): ${r.error.details}`;
     if (r.ambientError) line += `; ambient: ${formatStatus(r.ambientError)}`;

@@ -9,9 +9,10 @@ import {
   type DiscoveryResponse,
 } from '../../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
 import { StatusSchema } from '../../protos/gen/google/rpc/status_pb.js';
+import { shortTypeName } from '../../protos/type-urls.js';
 import type { XdsBootstrap, XdsServerConfig } from './bootstrap.js';
 import { CacheEntry, type WatchRegistration } from './cache-entry.js';
-import { decodeResources, typeShortName } from './decode-response.js';
+import { decodeResources } from './decode-response.js';
 import { dumpEntry, type XdsClientDump } from './dump.js';
 import { nodeProto } from './node.js';
 import type { XdsDecodeContext, XdsResourceType } from './resource-type.js';
@@ -119,7 +120,7 @@ export class XdsClient implements XdsWatcher {
     if (!entry) {
       entry = new CacheEntry(type, name);
       typeState.entries.set(name, entry as CacheEntry<unknown>);
-      this.trace(() => `xds client: ${typeShortName(type.typeUrl)} "${name}" REQUESTED`);
+      this.trace(() => `xds client: ${shortTypeName(type.typeUrl)} "${name}" REQUESTED`);
       this.scheduleFlush();
     }
     entry.watches.add(registration);
@@ -234,7 +235,7 @@ export class XdsClient implements XdsWatcher {
         if (entry.watches.size > 0) continue;
         entry.cancelTimer();
         typeState.entries.delete(name);
-        this.trace(() => `xds client: ${typeShortName(typeState.type.typeUrl)} "${name}" unsubscribed`);
+        this.trace(() => `xds client: ${shortTypeName(typeState.type.typeUrl)} "${name}" unsubscribed`);
       }
       if (typeState.entries.size > 0) subscribed = true;
       if (this.active) this.sendRequest(this.active, typeState, false);
@@ -275,7 +276,7 @@ export class XdsClient implements XdsWatcher {
     });
     this.trace(
       () =>
-        `xds client: ${errorDetail !== undefined ? 'NACK' : force ? 'ACK' : 'request'} ${typeShortName(typeState.type.typeUrl)} ` +
+        `xds client: ${errorDetail !== undefined ? 'NACK' : force ? 'ACK' : 'request'} ${shortTypeName(typeState.type.typeUrl)} ` +
         `(${names.length} names, version "${request.versionInfo}", nonce "${request.responseNonce}")` +
         (errorDetail !== undefined ? `: ${errorDetail}` : ''),
     );
@@ -375,7 +376,7 @@ export class XdsClient implements XdsWatcher {
       this.connectivityError = undefined;
     }
     const typeState = this.types.get(response.typeUrl);
-    const shortName = typeShortName(response.typeUrl);
+    const shortName = shortTypeName(response.typeUrl);
     this.trace(
       () =>
         `xds client: response ${shortName} version "${response.versionInfo}" nonce "${response.nonce}" ` +
@@ -439,7 +440,7 @@ export class XdsClient implements XdsWatcher {
     entry.setValue(value, bytes, version, now);
     if (previous !== 'ACKED' || !unchanged) {
       this.trace(
-        () => `xds client: ${typeShortName(entry.type.typeUrl)} "${entry.name}" ACKED version "${version}"`,
+        () => `xds client: ${shortTypeName(entry.type.typeUrl)} "${entry.name}" ACKED version "${version}"`,
       );
     }
     if (!unchanged) {
@@ -457,11 +458,11 @@ export class XdsClient implements XdsWatcher {
     entry.cancelTimer();
     const error = status(
       Code.INVALID_ARGUMENT,
-      `xDS NACK of ${typeShortName(entry.type.typeUrl)} "${entry.name}" version "${version}": ${reason} (node ID ${this.nodeId})`,
+      `xDS NACK of ${shortTypeName(entry.type.typeUrl)} "${entry.name}" version "${version}": ${reason} (node ID ${this.nodeId})`,
     );
     entry.status = 'NACKED';
     entry.error = { status: error, version, at: now };
-    this.trace(() => `xds client: ${typeShortName(entry.type.typeUrl)} "${entry.name}" NACKED: ${reason}`);
+    this.trace(() => `xds client: ${shortTypeName(entry.type.typeUrl)} "${entry.name}" NACKED: ${reason}`);
     this.dataError(entry, error, this.dataErrorHandling && this.server.failOnDataErrors);
   }
 
@@ -469,24 +470,24 @@ export class XdsClient implements XdsWatcher {
   private deleted(entry: CacheEntry<unknown>, version: string, now: number): void {
     const error = status(
       Code.NOT_FOUND,
-      `xDS ${typeShortName(entry.type.typeUrl)} "${entry.name}" was removed by the server (version "${version}", node ID ${this.nodeId})`,
+      `xDS ${shortTypeName(entry.type.typeUrl)} "${entry.name}" was removed by the server (version "${version}", node ID ${this.nodeId})`,
     );
     entry.status = 'DOES_NOT_EXIST';
     entry.error = { status: error, version, at: now };
     if (this.dataErrorHandling) {
       this.trace(
-        () => `xds client: ${typeShortName(entry.type.typeUrl)} "${entry.name}" DOES_NOT_EXIST (deleted)`,
+        () => `xds client: ${shortTypeName(entry.type.typeUrl)} "${entry.name}" DOES_NOT_EXIST (deleted)`,
       );
       this.dataError(entry, error, this.server.failOnDataErrors);
     } else if (this.server.ignoreResourceDeletion) {
       // A53: keep the resource and tell no watcher; the dump shows DOES_NOT_EXIST with the cached value.
       this.trace(
         () =>
-          `xds client: WARNING: ignoring the deletion of ${typeShortName(entry.type.typeUrl)} "${entry.name}" (ignore_resource_deletion)`,
+          `xds client: WARNING: ignoring the deletion of ${shortTypeName(entry.type.typeUrl)} "${entry.name}" (ignore_resource_deletion)`,
       );
     } else {
       this.trace(
-        () => `xds client: ${typeShortName(entry.type.typeUrl)} "${entry.name}" DOES_NOT_EXIST (deleted)`,
+        () => `xds client: ${shortTypeName(entry.type.typeUrl)} "${entry.name}" DOES_NOT_EXIST (deleted)`,
       );
       this.dataError(entry, error, true);
     }
@@ -512,7 +513,7 @@ export class XdsClient implements XdsWatcher {
     const timeout = transient ? RESOURCE_TRANSIENT_TIMEOUT_MS : RESOURCE_DOES_NOT_EXIST_TIMEOUT_MS;
     entry.timer = this.clock.setTimer(timeout, () => {
       entry.timer = undefined;
-      const shortName = typeShortName(entry.type.typeUrl);
+      const shortName = shortTypeName(entry.type.typeUrl);
       const error = transient
         ? status(
             Code.UNAVAILABLE,

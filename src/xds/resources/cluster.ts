@@ -11,6 +11,7 @@ import {
 import { RoutingPriority } from '../../protos/gen/envoy/config/core/v3/base_pb.js';
 import { HealthStatus } from '../../protos/gen/envoy/config/core/v3/health_check_pb.js';
 import { ClusterConfigSchema } from '../../protos/gen/envoy/extensions/clusters/aggregate/v3/cluster_pb.js';
+import { CLUSTER_TYPE_URL } from '../../protos/type-urls.js';
 import { DEFAULT_OVERRIDE_HOST_STATUS } from '../balancer/override-host/config.js';
 import type { XdsResourceType } from '../client/resource-type.js';
 import { clusterLbPolicyConfig } from './cluster-lb-policy.js';
@@ -134,7 +135,7 @@ function maxRequests(c: Cluster): number {
 
 /** CDS (A27): a Cluster missing from a state-of-the-world response has been deleted. */
 export const clusterResourceType: XdsResourceType<XdsCluster> = {
-  typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+  typeUrl: CLUSTER_TYPE_URL,
   allResourcesRequiredInSotW: true,
   decode: (bytes, context) =>
     decodeResource(

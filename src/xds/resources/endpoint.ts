@@ -1,6 +1,7 @@
 // EDS: envoy.config.endpoint.v3.ClusterLoadAssignment, validated by cluster-load-assignment.ts (A27, A61
 // additional_addresses, A76 hash keys, and policy.drop_overloads as parts per million by category).
 
+import { CLUSTER_LOAD_ASSIGNMENT_TYPE_URL } from '../../protos/type-urls.js';
 import type { XdsResourceType } from '../client/resource-type.js';
 import { decodeClusterLoadAssignment, parseClusterLoadAssignment } from './cluster-load-assignment.js';
 import type { XdsEndpointResource } from './types.js';
@@ -9,7 +10,7 @@ import { decodeOptions } from './xds-options.js';
 
 /** EDS (A27): a ClusterLoadAssignment missing from a response is not deleted (it is not required in SotW). */
 export const endpointResourceType: XdsResourceType<XdsEndpointResource> = {
-  typeUrl: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
+  typeUrl: CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
   allResourcesRequiredInSotW: false,
   decode: (bytes, context) =>
     decodeResource(

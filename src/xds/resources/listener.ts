@@ -8,6 +8,7 @@ import {
   type HttpConnectionManager,
   HttpConnectionManagerSchema,
 } from '../../protos/gen/envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
+import { LISTENER_TYPE_URL } from '../../protos/type-urls.js';
 import type { XdsResourceType } from '../client/resource-type.js';
 import { isAdsOrSelf } from './config-source.js';
 import { decodeOrNack } from './decode-or-nack.js';
@@ -61,7 +62,7 @@ function routeSource(hcm: HttpConnectionManager): XdsRouteSource {
 
 /** LDS (A27): a Listener missing from a state-of-the-world response has been deleted. */
 export const listenerResourceType: XdsResourceType<XdsListener> = {
-  typeUrl: 'type.googleapis.com/envoy.config.listener.v3.Listener',
+  typeUrl: LISTENER_TYPE_URL,
   allResourcesRequiredInSotW: true,
   decode: (bytes, context) =>
     decodeResource(

@@ -13,6 +13,7 @@ import {
   type RouteConfiguration,
   RouteConfigurationSchema,
 } from '../../protos/gen/envoy/config/route/v3/route_pb.js';
+import { ROUTE_CONFIGURATION_TYPE_URL } from '../../protos/type-urls.js';
 import type { XdsResourceType } from '../client/resource-type.js';
 import { decodeOrNack } from './decode-or-nack.js';
 import { parseHashPolicies } from './hash-policies.js';
@@ -166,7 +167,7 @@ function filterOverrides(map: { [name: string]: Any }, at: string): XdsFilterOve
 
 /** RDS (A27 / A28): a RouteConfiguration missing from a response is not deleted (it is not required in SotW). */
 export const routeConfigurationResourceType: XdsResourceType<XdsRouteConfiguration> = {
-  typeUrl: 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
+  typeUrl: ROUTE_CONFIGURATION_TYPE_URL,
   allResourcesRequiredInSotW: false,
   decode: (bytes) =>
     decodeResource(
