@@ -46,6 +46,8 @@ export interface FailPick {
 export interface DropPick {
   readonly type: 'drop';
   readonly status: Status;
+  /** Why, when a load report or a timeline counts it: an EDS drop category, or circuit breaking (A37). */
+  readonly dropReason?: { readonly category: string } | { readonly circuitBreaking: true };
 }
 export type PickResult = CompletePick | QueuePick | FailPick | DropPick;
 

@@ -1,4 +1,5 @@
 import {
+  type CallEndDetails,
   type CompletePick,
   ConfigError,
   ConfigReader,
@@ -96,9 +97,9 @@ function withHooks(base: CompletePick, counter: CallCounter): CompletePick {
       counter.onCallStarted();
       started?.();
     },
-    onCallEnded: (status: Status) => {
+    onCallEnded: (status: Status, details?: CallEndDetails) => {
       counter.onCallEnded();
-      ended?.(status);
+      ended?.(status, details);
     },
   });
 }

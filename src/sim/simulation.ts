@@ -5,6 +5,7 @@ import {
   CONNECTING,
   ConfigError,
   type ConnectivityState,
+  type DropPick,
   err,
   type Helper,
   type LbUpdate,
@@ -52,7 +53,7 @@ export type SimPickResult =
   | { readonly type: 'complete'; readonly address: string; readonly subchannel: SubchannelHandle }
   | { readonly type: 'queue' }
   | { readonly type: 'fail'; readonly status: Status }
-  | { readonly type: 'drop'; readonly status: Status };
+  | { readonly type: 'drop'; readonly status: Status; readonly dropReason?: DropPick['dropReason'] };
 
 /**
  * A deterministic channel for one policy tree: virtual time, scripted fake subchannels, and a recording

@@ -14,6 +14,7 @@ export { defaultRegistry, registerPolicy } from '../policies/default-registry.js
 export { MAX_PROTO_NESTING } from '../protos/decode.js';
 export { type JsonReadOptions, ProtoJsonError } from '../protos/json.js';
 export { xdsTypeRegistry } from '../protos/type-registry.js';
+export { XDS_HEALTH_STATUS, XDS_LOCALITY_NAME, XDS_PRIORITY } from './attribute-keys.js';
 export {
   type ClusterTreeOptions,
   clusterToTree,
@@ -25,18 +26,8 @@ export {
   type PlainClusterTree,
   XdsClusterTreeGenerator,
 } from './balancer/cluster-tree.js';
-export {
-  type PlainXdsEndpoint,
-  XDS_HEALTH_STATUS,
-  XDS_LOCALITY_NAME,
-  XDS_PRIORITY,
-} from './balancer/priority-tree.js';
-export {
-  type ClusterOptions,
-  decodeCluster,
-  parseCluster,
-  type XdsClusterResource,
-} from './resources/cluster-lb-policy.js';
+export type { PlainXdsEndpoint } from './balancer/priority-tree.js';
+export { type ClusterOptions, decodeCluster } from './resources/cluster-lb-policy.js';
 export {
   decodeClusterLoadAssignment,
   localityKey,

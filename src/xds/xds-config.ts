@@ -35,12 +35,8 @@ export interface XdsClusterConfig {
   readonly children: XdsEndpointConfig | XdsAggregateConfig;
 }
 
-export interface XdsConfig {
-  readonly listener: XdsListener;
-  /** Set even when the route configuration is inlined in the listener. */
-  readonly routeConfig: XdsRouteConfiguration;
-  /** The virtual host selected for the channel's authority (one of routeConfig's). */
-  readonly virtualHost: XdsVirtualHost;
+/** The part of the XdsConfig the cluster policies (cds, xds_cluster_impl, xds_override_host) read. */
+export interface XdsClusters {
   /**
    * Every cluster the routes name, every cluster an aggregate cluster reaches, and every dynamic subscription.
    * An error status when the cluster does not exist or was rejected with no good version before (A88).
@@ -48,9 +44,25 @@ export interface XdsConfig {
   readonly clusters: ReadonlyMap<string, StatusOr<XdsClusterConfig>>;
 }
 
-/** The update attribute (a ChannelArgs key no application can set) that carries the XdsConfig (A74). */
+export interface XdsConfig extends XdsClusters {
+  readonly listener: XdsListener;
+  /** Set even when the route configuration is inlined in the listener. */
+  readonly routeConfig: XdsRouteConfiguration;
+  /** The virtual host selected for the channel's authority (one of routeConfig's). */
+  readonly virtualHost: XdsVirtualHost;
+}
+
+/**
+ * The update attribute (a ChannelArgs key no application can set) that carries the XdsConfig (A74); the
+ * simulator's cluster trees (clusterToTree) carry only its clusters.
+ */
 export const XDS_CONFIG_ATTRIBUTE: unique symbol = Symbol('lbtree.xds.config');
 
 export function xdsConfigOf(attributes: ChannelArgs): XdsConfig | undefined {
   return attributes[XDS_CONFIG_ATTRIBUTE] as XdsConfig | undefined;
+}
+
+/** The clusters of the XdsConfig (or of a simulated cluster tree) an update carries. */
+export function xdsClustersOf(attributes: ChannelArgs): XdsClusters | undefined {
+  return attributes[XDS_CONFIG_ATTRIBUTE] as XdsClusters | undefined;
 }

@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import { Registry } from '../../src/core/index.js';
 import { registerAllPolicies } from '../../src/policies/index.js';
 import { Simulation } from '../../src/sim/index.js';
+import { registerXdsPolicies } from '../../src/xds/balancer/index.js';
 import {
   clusterLbConfig,
   clusterToTree,
@@ -78,10 +79,23 @@ function endpoint(address: string) {
 /** Step 1: what the xDS client puts in the CDS update. */
 const STEP_1 = [{ xds_wrr_locality_experimental: { childPolicy: [{ [CUSTOM]: { choiceCount: 2 } }] } }];
 
+/** Each priority's child as cds builds it: xds_cluster_impl over xds_override_host over `policy` (A37, A55). */
+function underClusterImpl(policy: unknown): unknown {
+  const clusterName = 'cluster-a';
+  return [
+    {
+      xds_cluster_impl_experimental: {
+        clusterName,
+        childPolicy: [{ xds_override_host_experimental: { clusterName, childPolicy: policy } }],
+      },
+    },
+  ];
+}
+
 function runInSimulation(registry: Registry | undefined, tree: ReturnType<typeof clusterToTree>): Simulation {
   const sim = registry ? new Simulation({ registry }) : new Simulation();
   for (const a of [...ADDRESSES_A, ...ADDRESSES_B]) sim.script(`${a}:443`, { connectAfterMs: 1 });
-  assert.equal(sim.update(tree.endpoints, tree.config), true, sim.lastConfigError?.message);
+  assert.equal(sim.update(tree.endpoints, tree.config, tree.attributes), true, sim.lastConfigError?.message);
   sim.advance(5);
   assert.equal(sim.state, 'READY');
   return sim;
@@ -103,7 +117,7 @@ function picksByLocality(sim: Simulation, n: number): { a: number; b: number } {
 describe('A52 "Configuration Example": a custom policy selected by TypedStruct, end to end', () => {
   test('steps 1–4 with a registry that has the custom policy: converted, placed under priority, run', () => {
     const custom = customLeastRequest(CUSTOM);
-    const registry = registerAllPolicies(new Registry());
+    const registry = registerXdsPolicies(registerAllPolicies(new Registry()));
     registry.register(custom.factory);
 
     // Step 1: the converted, validated CDS LB config.
@@ -114,7 +128,9 @@ describe('A52 "Configuration Example": a custom policy selected by TypedStruct, 
     assert.deepEqual(tree.config, [
       {
         priority_experimental: {
-          children: { 'priority-0-0': { config: STEP_1, ignoreReresolutionRequests: true } },
+          children: {
+            'priority-0-0': { config: underClusterImpl(STEP_1), ignoreReresolutionRequests: true },
+          },
           priorities: ['priority-0-0'],
         },
       },
@@ -149,12 +165,15 @@ describe('A52 "Configuration Example": a custom policy selected by TypedStruct, 
   });
 
   test('a client without the custom policy falls back to the next entry, RoundRobin', () => {
-    const registry = registerAllPolicies(new Registry());
+    const registry = registerXdsPolicies(registerAllPolicies(new Registry()));
     const tree = clusterToTree(encodeCluster(CLUSTER), encodeClusterLoadAssignment(ASSIGNMENT), { registry });
     const child = (
       tree.config[0] as { priority_experimental: { children: Record<string, { config: unknown }> } }
     ).priority_experimental.children['priority-0-0']!.config;
-    assert.deepEqual(child, [{ xds_wrr_locality_experimental: { childPolicy: [{ round_robin: {} }] } }]);
+    assert.deepEqual(
+      child,
+      underClusterImpl([{ xds_wrr_locality_experimental: { childPolicy: [{ round_robin: {} }] } }]),
+    );
     const sim = runInSimulation(registry, tree);
     const counts = picksByLocality(sim, 3000);
     assert.ok(counts.b > counts.a * 1.6, `weights 1:2 still apply: ${counts.a} / ${counts.b}`);

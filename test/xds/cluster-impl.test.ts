@@ -59,6 +59,11 @@ describe('xds_cluster_impl_experimental (A37 "xds_cluster_impl_experimental LB P
         dropped++;
         assert.equal(p.status.code, Code.UNAVAILABLE);
         assert.match(p.status.details, /EDS-configured drop: throttle/);
+        assert.deepEqual(
+          p.dropReason,
+          { category: 'throttle' },
+          'load reports and timelines read the category',
+        );
       } else assert.equal(p.type, 'complete');
     }
     assert.ok(Math.abs(dropped / n - 0.2) < 0.015, `dropped ${dropped} of ${n}`);
@@ -79,6 +84,7 @@ describe('xds_cluster_impl_experimental (A37 "xds_cluster_impl_experimental LB P
     assert.equal(over.type, 'drop');
     assert.equal(over.type === 'drop' && over.status.code, Code.UNAVAILABLE);
     assert.match(over.type === 'drop' ? over.status.details : '', /circuit breaking/);
+    assert.deepEqual(over.type === 'drop' && over.dropReason, { circuitBreaking: true });
     calls[0]!.onCallEnded?.(OK_STATUS);
     assert.equal(sim.pick().type, 'complete');
   });

@@ -168,20 +168,23 @@ describe('A27 "Cluster Proto": EDS cluster validation', () => {
   test('an EDS cluster over ADS: the EDS name is service_name or the cluster name', () => {
     const parsed = parseCluster(decodeCluster(encodeCluster(edsCluster())));
     assert.equal(parsed.name, 'cluster-a');
-    assert.equal(parsed.edsServiceName, 'cluster-a');
+    assert.deepEqual(parsed.discovery, { kind: 'eds', edsServiceName: 'cluster-a' });
     assert.deepEqual(parsed.lbPolicy, WRR_RR);
     const named = edsCluster({ edsClusterConfig: { edsConfig: { self: {} }, serviceName: 'eds-a' } });
-    assert.equal(parseCluster(decodeCluster(encodeCluster(named))).edsServiceName, 'eds-a');
+    assert.deepEqual(parseCluster(decodeCluster(encodeCluster(named))).discovery, {
+      kind: 'eds',
+      edsServiceName: 'eds-a',
+    });
   });
 
-  test('type must be EDS; eds_config must be ads or self; lrs_server must be self', () => {
+  test('type must be EDS, LOGICAL_DNS (A37) or aggregate; eds_config must be ads or self; lrs_server must be self', () => {
     const parse = (json: Record<string, unknown>) => parseCluster(decodeCluster(encodeCluster(json)));
-    nacks(() => parse(edsCluster({ type: 'LOGICAL_DNS' })), 'type', /unsupported value LOGICAL_DNS/);
+    nacks(() => parse(edsCluster({ type: 'LOGICAL_DNS' })), 'load_assignment', /field not present/);
     nacks(() => parse({ name: 'x' }), 'type', /unsupported value STATIC/);
     nacks(
       () => parse({ name: 'x', clusterType: { name: 'envoy.clusters.aggregate' } }),
-      'cluster_type',
-      /envoy\.clusters\.aggregate.*not supported/,
+      'cluster_type.typed_config',
+      /field not present/,
     );
     nacks(() => parse({ name: 'x', type: 'EDS' }), 'eds_cluster_config.eds_config', /field not present/);
     nacks(

@@ -82,7 +82,23 @@ describe('cluster resolver config generation (A42 / A52)', () => {
         { zone: 'b', priority: 1, weight: 2, endpoints: [{ address: '10.0.0.2', hashKey: 'h2' }] },
       ]),
     );
-    const child = [{ ring_hash_experimental: { minRingSize: 1024, maxRingSize: 8_388_608 } }];
+    // A37 / A55: each priority runs xds_cluster_impl over xds_override_host over the cluster's policy, as cds
+    // builds it on a channel.
+    const child = [
+      {
+        xds_cluster_impl_experimental: {
+          clusterName: 'cluster-a',
+          childPolicy: [
+            {
+              xds_override_host_experimental: {
+                clusterName: 'cluster-a',
+                childPolicy: [{ ring_hash_experimental: { minRingSize: 1024, maxRingSize: 8_388_608 } }],
+              },
+            },
+          ],
+        },
+      },
+    ];
     assert.deepEqual(tree.config, [
       {
         priority_experimental: {

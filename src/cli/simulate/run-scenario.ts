@@ -1,5 +1,6 @@
 import {
   type BackendMetricReport,
+  type ChannelArgs,
   OK_STATUS,
   type PickArgs,
   type Registry,
@@ -161,7 +162,11 @@ const NO_METADATA: PickArgs['metadata'] = { get: () => [] };
  * where picks go in each step. Every request carries a random 64-bit hash, so ring_hash trees spread too.
  */
 export function runScenario(
-  tree: { readonly config: unknown; readonly endpoints: readonly PlainEndpoint[] },
+  tree: {
+    readonly config: unknown;
+    readonly endpoints: readonly PlainEndpoint[];
+    readonly attributes?: ChannelArgs;
+  },
   scenario: Scenario,
   registry?: Registry,
 ): SimulationReport {
@@ -171,7 +176,7 @@ export function runScenario(
   const byAddress = new Map<string, EndpointInfo>();
   for (const e of endpoints) for (const a of e.addresses) byAddress.set(a, e);
   for (const a of byAddress.keys()) sim.script(a, { connectAfterMs: scenario.connectMs });
-  if (!sim.update(tree.endpoints, tree.config, scenario.settings)) {
+  if (!sim.update(tree.endpoints, tree.config, { ...scenario.settings, ...tree.attributes })) {
     throw new Error(
       `the policy tree rejected the cluster: ${sim.lastConfigError?.message ?? sim.status.details}`,
     );

@@ -5,6 +5,7 @@
 // Load reporting (LRS) is not implemented.
 
 import {
+  type CallEndDetails,
   type Clock,
   type CompletePick,
   ConfigError,
@@ -27,7 +28,7 @@ import {
 import { ChildPolicy } from '../../policies/shared/child-policy.js';
 import type { XdsDropCategory } from '../resources/cluster-load-assignment.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../resources/types.js';
-import { xdsConfigOf } from '../xds-config.js';
+import { xdsClustersOf } from '../xds-config.js';
 import {
   acquireClusterCallStats,
   type ClusterCallStats,
@@ -35,6 +36,8 @@ import {
 } from './cluster-call-stats.js';
 
 export const XDS_CLUSTER_IMPL = 'xds_cluster_impl_experimental';
+
+const CIRCUIT_BREAKING = Object.freeze({ circuitBreaking: true as const });
 
 export interface ClusterImplConfig {
   readonly clusterName: string;
@@ -63,7 +66,7 @@ interface ClusterLimits {
 }
 
 function limitsOf(update: LbUpdate<ClusterImplConfig>): ClusterLimits {
-  const entry = xdsConfigOf(update.attributes)?.clusters.get(update.config.clusterName);
+  const entry = xdsClustersOf(update.attributes)?.clusters.get(update.config.clusterName);
   if (entry === undefined || !entry.ok) {
     return { edsServiceName: '', maxRequests: DEFAULT_MAX_CONCURRENT_REQUESTS, drops: [] };
   }
@@ -135,9 +138,10 @@ function withCallCounting(result: CompletePick, stats: ClusterCallStats): Comple
       stats.callStarted();
       started?.();
     },
-    onCallEnded: (s: Status) => {
+    // The details carry the call's per-call ORCA report (A51): a weighted_round_robin child reads it.
+    onCallEnded: (s: Status, details?: CallEndDetails) => {
       stats.callEnded();
-      ended?.(s);
+      ended?.(s, details);
     },
   });
 }
@@ -192,6 +196,7 @@ export class ClusterImplLb implements LoadBalancer<ClusterImplConfig> {
       status: unavailable(
         `cluster ${clusterName}: circuit breaking, ${limits.maxRequests} requests in flight`,
       ),
+      dropReason: CIRCUIT_BREAKING,
     });
     this.drops = limits.drops
       .filter((d) => d.perMillion > 0)
@@ -201,6 +206,7 @@ export class ClusterImplLb implements LoadBalancer<ClusterImplConfig> {
         result: Object.freeze({
           type: 'drop',
           status: unavailable(`EDS-configured drop: ${d.category} (cluster ${clusterName})`),
+          dropReason: Object.freeze({ category: d.category }),
         }) as DropPick,
       }));
     this.updating = true;

@@ -1,10 +1,13 @@
-// From xDS resources to a runnable tree: (Cluster, ClusterLoadAssignment) → (root LoadBalancingConfig,
-// endpoints), as bytes or as proto3 JSON, so a whole xDS cluster runs in the simulator or on a grpc-js channel
-// before the ADS client exists.
+// From xDS resources to a runnable tree: (Cluster, ClusterLoadAssignment) → (LoadBalancingConfig, endpoints,
+// attributes), as bytes or as proto3 JSON, so a whole xDS cluster runs in the simulator or on a grpc-js
+// channel without a control plane. The Cluster goes through the one cluster validator (parseCluster) and the
+// tree through the one builder cds uses (buildClusterChildTree): outlier_detection, priority, xds_cluster_impl,
+// xds_override_host and the endpoint-picking policy, as on an xds: channel. The attributes carry the cluster
+// the way the xds resolver's XdsConfig does, so xds_cluster_impl finds its drops and request limit.
 
 import { toBinary } from '@bufbuild/protobuf';
-import type { Endpoint } from '../../core/index.js';
-import { OUTLIER_DETECTION } from '../../policies/outlier-detection/config.js';
+import { type ChannelArgs, type Endpoint, ok } from '../../core/index.js';
+import { PRIORITY } from '../../policies/priority/index.js';
 import {
   type Cluster,
   ClusterSchema,
@@ -15,12 +18,8 @@ import {
   ClusterLoadAssignmentSchema,
 } from '../../protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { type JsonReadOptions, messageFromJson } from '../../protos/json.js';
-import {
-  type ClusterOptions,
-  decodeCluster,
-  parseCluster,
-  type XdsClusterResource,
-} from '../resources/cluster-lb-policy.js';
+import { parseCluster } from '../resources/cluster.js';
+import { type ClusterOptions, decodeCluster } from '../resources/cluster-lb-policy.js';
 import {
   decodeClusterLoadAssignment,
   parseClusterLoadAssignment,
@@ -28,23 +27,23 @@ import {
 } from '../resources/cluster-load-assignment.js';
 import { XdsResourceError } from '../resources/errors.js';
 import type { LbConfigList } from '../resources/lb-policy-registry.js';
-import {
-  type PlainXdsEndpoint,
-  PriorityTreeGenerator,
-  type PriorityTreeOptions,
-  toPlainEndpoints,
-} from './priority-tree.js';
+import type { XdsCluster } from '../resources/types.js';
+import { XDS_CONFIG_ATTRIBUTE, type XdsClusterConfig, type XdsClusters } from '../xds-config.js';
+import { buildClusterChildTree, ClusterUnusable } from './cluster-config-builder.js';
+import { type PlainXdsEndpoint, PriorityTreeGenerator, toPlainEndpoints } from './priority-tree.js';
 
-export interface ClusterTreeOptions extends ClusterOptions, PriorityTreeOptions {
+export interface ClusterTreeOptions extends ClusterOptions {
   /** Prefix of the priority child names (`priority-0-` gives `priority-0-0`, `priority-0-1`, …). */
   readonly childNamePrefix?: string;
 }
 
-/** The result in the simulator's plain endpoint form: feed it to `sim.update(endpoints, config)`. */
+/** The result in the simulator's plain endpoint form: feed it to `sim.update(endpoints, config, attributes)`. */
 export interface PlainClusterTree {
   readonly config: LbConfigList;
   readonly endpoints: PlainXdsEndpoint[];
   readonly childNames: readonly string[];
+  /** The cluster as an xds: channel's XdsConfig carries it (xds_cluster_impl reads its drops and limits). */
+  readonly attributes: ChannelArgs;
 }
 
 /** The result with lbtree Endpoints (typed attributes, including XDS_PRIORITY and XDS_HEALTH_STATUS). */
@@ -52,6 +51,7 @@ export interface EndpointClusterTree {
   readonly config: LbConfigList;
   readonly endpoints: readonly Endpoint[];
   readonly childNames: readonly string[];
+  readonly attributes: ChannelArgs;
 }
 
 /**
@@ -65,20 +65,47 @@ export class XdsClusterTreeGenerator {
     this.priorities = new PriorityTreeGenerator(options.childNamePrefix);
   }
 
-  /** From already validated resources. */
-  build(cluster: XdsClusterResource, assignment: XdsEndpointResource): EndpointClusterTree {
-    if (assignment.clusterName !== '' && assignment.clusterName !== cluster.edsServiceName) {
+  /** From already validated resources (an EDS cluster and its ClusterLoadAssignment). */
+  build(cluster: XdsCluster, assignment: XdsEndpointResource): EndpointClusterTree {
+    const discovery = cluster.discovery;
+    if (discovery.kind !== 'eds') {
+      const kind = discovery.kind === 'aggregate' ? 'an aggregate cluster' : 'a LOGICAL_DNS cluster';
       throw new XdsResourceError(
-        'cluster_name',
-        `the ClusterLoadAssignment is for "${assignment.clusterName}", but cluster "${cluster.name}" asks EDS for "${cluster.edsServiceName}"`,
+        'type',
+        `cluster "${cluster.name}" is ${kind}; a cluster tree is built from an EDS cluster and its ClusterLoadAssignment`,
+        'Cluster',
       );
     }
-    const tree = this.priorities.build(assignment, cluster.lbPolicy, this.options);
-    // A50: outlier detection above the priorities, where the cds policy puts it too.
-    const od = cluster.outlierDetection;
-    return od === undefined
-      ? tree
-      : { ...tree, config: [{ [OUTLIER_DETECTION]: { ...od, childPolicy: tree.config } }] };
+    if (assignment.clusterName !== '' && assignment.clusterName !== discovery.edsServiceName) {
+      throw new XdsResourceError(
+        'cluster_name',
+        `the ClusterLoadAssignment is for "${assignment.clusterName}", but cluster "${cluster.name}" asks EDS for "${discovery.edsServiceName}"`,
+      );
+    }
+    const entry: XdsClusterConfig = {
+      cluster,
+      children: { kind: 'endpoints', endpoints: assignment, resolutionNote: '' },
+    };
+    const clusters: XdsClusters = { clusters: new Map([[cluster.name, ok(entry)]]) };
+    const attributes = { [XDS_CONFIG_ATTRIBUTE]: clusters };
+    if (assignment.priorities.length === 0) {
+      // A valid assignment with no endpoints: cds reports TRANSIENT_FAILURE for it, as a priority policy with
+      // no priorities does.
+      return {
+        config: [{ [PRIORITY]: { children: {}, priorities: [] } }],
+        endpoints: [],
+        childNames: [],
+        attributes,
+      };
+    }
+    let tree: ReturnType<typeof buildClusterChildTree>;
+    try {
+      tree = buildClusterChildTree(cluster.name, entry, this.priorities);
+    } catch (e) {
+      if (e instanceof ClusterUnusable) throw new XdsResourceError('endpoints', e.status.details);
+      throw e;
+    }
+    return { ...tree, attributes };
   }
 
   /** From encoded resources, with endpoints in lbtree's Endpoint form. */
@@ -134,12 +161,18 @@ function withResource<T>(resource: string, fn: () => T): T {
 }
 
 function plain(tree: EndpointClusterTree): PlainClusterTree {
-  return { config: tree.config, endpoints: toPlainEndpoints(tree.endpoints), childNames: tree.childNames };
+  return {
+    config: tree.config,
+    endpoints: toPlainEndpoints(tree.endpoints),
+    childNames: tree.childNames,
+    attributes: tree.attributes,
+  };
 }
 
 /**
- * (Cluster bytes, ClusterLoadAssignment bytes) → `{ config, endpoints }`: the root `priority_experimental`
- * config and the endpoints in the simulator's plain form. Throws an Error whose message is the NACK reason
+ * (Cluster bytes, ClusterLoadAssignment bytes) → `{ config, endpoints, attributes }`: the tree an xds:
+ * channel's cds policy runs for the cluster, the endpoints in the simulator's plain form, and the attributes to
+ * deliver with them. Throws an Error whose message is the NACK reason
  * when either resource is invalid.
  */
 export function clusterToTree(

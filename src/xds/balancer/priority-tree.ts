@@ -4,7 +4,6 @@
 
 import {
   type Address,
-  AttributeKey,
   Attributes,
   addressKey,
   ENDPOINT_WEIGHT,
@@ -14,19 +13,9 @@ import {
   LOCALITY,
   LOCALITY_WEIGHT,
 } from '../../core/index.js';
-import type {
-  XdsEndpointResource,
-  XdsHealthStatus,
-  XdsLocalityName,
-} from '../resources/cluster-load-assignment.js';
+import { XDS_HEALTH_STATUS, XDS_LOCALITY_NAME, XDS_PRIORITY } from '../attribute-keys.js';
+import type { XdsEndpointResource } from '../resources/cluster-load-assignment.js';
 import type { LbConfigList } from '../resources/lb-policy-registry.js';
-
-/** The endpoint's locality as EDS gives it (LOCALITY holds its text key). */
-export const XDS_LOCALITY_NAME = new AttributeKey<XdsLocalityName>('lbtree.xds.locality_name');
-/** The EDS priority an endpoint was listed under (0 is the highest). */
-export const XDS_PRIORITY = new AttributeKey<number>('lbtree.xds.priority');
-/** The endpoint's EDS health status (UNKNOWN, HEALTHY, and DRAINING where xds_override_host is in the tree). */
-export const XDS_HEALTH_STATUS = new AttributeKey<XdsHealthStatus>('lbtree.xds.health_status');
 
 /**
  * Names priority children so that they survive updates (A56 "LB Policy Configuration": when localities move
@@ -160,20 +149,26 @@ export interface PlainXdsEndpoint {
   };
 }
 
-/** Endpoints in the simulator's plain form: address strings and the five plain attributes. */
+/**
+ * Endpoints in the simulator's plain form: address strings and the five plain attributes. DRAINING endpoints
+ * are left out: the plain form has no health status, and a DRAINING endpoint only takes calls that a session
+ * cookie sends it (A55), which the simulator's calls never carry.
+ */
 export function toPlainEndpoints(endpoints: readonly Endpoint[]): PlainXdsEndpoint[] {
-  return endpoints.map((e) => {
-    const a = e.attributes;
-    const hashKey = a.get(HASH_KEY);
-    return {
-      addresses: e.addresses.map((x: Address) => addressKey(x)),
-      attributes: {
-        path: [...(a.get(HIERARCHICAL_PATH) ?? [])],
-        weight: a.get(ENDPOINT_WEIGHT) ?? 1,
-        locality: a.get(LOCALITY) ?? '',
-        localityWeight: a.get(LOCALITY_WEIGHT) ?? 1,
-        ...(hashKey !== undefined ? { hashKey } : {}),
-      },
-    };
-  });
+  return endpoints
+    .filter((e) => e.attributes.get(XDS_HEALTH_STATUS) !== 'DRAINING')
+    .map((e) => {
+      const a = e.attributes;
+      const hashKey = a.get(HASH_KEY);
+      return {
+        addresses: e.addresses.map((x: Address) => addressKey(x)),
+        attributes: {
+          path: [...(a.get(HIERARCHICAL_PATH) ?? [])],
+          weight: a.get(ENDPOINT_WEIGHT) ?? 1,
+          locality: a.get(LOCALITY) ?? '',
+          localityWeight: a.get(LOCALITY_WEIGHT) ?? 1,
+          ...(hashKey !== undefined ? { hashKey } : {}),
+        },
+      };
+    });
 }

@@ -1,6 +1,6 @@
-// CDS: the parts of an `envoy.config.cluster.v3.Cluster` that client-side load balancing needs — the LB policy
-// (A52's load_balancing_policy, or the legacy lb_policy fields of A27 / A42 / A48) and, for EDS clusters, the
-// name to ask EDS for (A27).
+// A Cluster's LB policy as a LoadBalancingConfig list: A52's load_balancing_policy through the xDS LB policy
+// registry, or the legacy lb_policy fields of A27 / A42 / A48. The rest of the Cluster is validated in
+// cluster.ts.
 
 import { enumName } from '../../protos/decode.js';
 import {
@@ -26,8 +26,6 @@ import {
   XDS_DEFAULT_CHOICE_COUNT,
   type XdsLbPolicyRegistry,
 } from './lb-policy-registry.js';
-import { parseOutlierDetection } from './outlier-detection.js';
-import type { XdsOutlierDetectionConfig } from './types.js';
 import { type ResolvedXdsOptions, resolveXdsOptions, type XdsOptions } from './xds-options.js';
 
 export interface ClusterOptions extends XdsOptions {
@@ -100,61 +98,4 @@ function legacyLbConfig(cluster: Cluster, options: ResolvedXdsOptions): LbConfig
       throw new XdsResourceError('lb_policy', `unsupported value ${name}`);
     }
   }
-}
-
-/** What lbtree takes from a validated EDS Cluster. */
-export interface XdsClusterResource {
-  readonly name: string;
-  /** The ClusterLoadAssignment name to watch: eds_cluster_config.service_name, or the cluster name. */
-  readonly edsServiceName: string;
-  /** The validated LB policy (see {@link clusterLbPolicyConfig}). */
-  readonly lbPolicy: LbConfigList;
-  /** Whether LRS load reporting is on (lrs_server set to `self`). */
-  readonly lrsLoadReporting: boolean;
-  /** outlier_detection (A50), when the cluster has it. */
-  readonly outlierDetection?: XdsOutlierDetectionConfig;
-}
-
-/**
- * Validates a Cluster as gRPC's XdsClient does for an EDS cluster (A27 "Cluster Proto"): `type` EDS,
- * `eds_cluster_config.eds_config` set to `ads` or `self`, `lrs_server` (if set) `self`, and a valid LB policy.
- * LOGICAL_DNS and aggregate clusters (A37) are not supported yet and are rejected with that reason.
- */
-export function parseCluster(cluster: Cluster, options: ClusterOptions = {}): XdsClusterResource {
-  const discovery = cluster.clusterDiscoveryType;
-  if (discovery.case === 'clusterType') {
-    throw new XdsResourceError(
-      'cluster_type',
-      `custom cluster type "${discovery.value.name}" is not supported (lbtree handles EDS clusters so far)`,
-    );
-  }
-  const type = discovery.case === 'type' ? discovery.value : Cluster_DiscoveryType.STATIC;
-  if (type !== Cluster_DiscoveryType.EDS) {
-    const name = enumName(Cluster_DiscoveryTypeSchema, type);
-    throw new XdsResourceError('type', `unsupported value ${name} (lbtree handles EDS clusters so far)`);
-  }
-  const edsConfig = cluster.edsClusterConfig?.edsConfig;
-  if (edsConfig === undefined)
-    throw new XdsResourceError('eds_cluster_config.eds_config', 'field not present');
-  if (!isAdsOrSelf(edsConfig)) {
-    throw new XdsResourceError('eds_cluster_config.eds_config', 'ConfigSource is not ads or self');
-  }
-  if (cluster.lrsServer !== undefined && cluster.lrsServer.configSourceSpecifier.case !== 'self') {
-    throw new XdsResourceError('lrs_server', 'ConfigSource is not self');
-  }
-  const serviceName = cluster.edsClusterConfig?.serviceName ?? '';
-  return {
-    name: cluster.name,
-    edsServiceName: serviceName !== '' ? serviceName : cluster.name,
-    lbPolicy: clusterLbPolicyConfig(cluster, options),
-    lrsLoadReporting: cluster.lrsServer !== undefined,
-    ...(cluster.outlierDetection
-      ? { outlierDetection: parseOutlierDetection(cluster.outlierDetection, 'outlier_detection') }
-      : {}),
-  };
-}
-
-function isAdsOrSelf(source: ConfigSource): boolean {
-  const which = source.configSourceSpecifier.case;
-  return which === 'ads' || which === 'self';
 }

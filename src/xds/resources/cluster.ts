@@ -14,7 +14,7 @@ import { ClusterConfigSchema } from '../../protos/gen/envoy/extensions/clusters/
 import { CLUSTER_TYPE_URL } from '../../protos/type-urls.js';
 import { DEFAULT_OVERRIDE_HOST_STATUS } from '../balancer/override-host/config.js';
 import type { XdsResourceType } from '../client/resource-type.js';
-import { clusterLbPolicyConfig } from './cluster-lb-policy.js';
+import { type ClusterOptions, clusterLbPolicyConfig } from './cluster-lb-policy.js';
 import type { XdsHealthStatus } from './cluster-load-assignment.js';
 import { isAdsOrSelf } from './config-source.js';
 import { decodeOrNack } from './decode-or-nack.js';
@@ -26,7 +26,16 @@ import { decodeOptions } from './xds-options.js';
 
 const AGGREGATE_CLUSTER_TYPE = ClusterConfigSchema.typeName;
 
-/** Validates a Cluster; `lbPolicy` is its already converted LB policy (see {@link clusterResourceType}). */
+/**
+ * Validates a Cluster as gRPC's XdsClient does (A27 EDS, A37 LOGICAL_DNS and aggregate, A52 LB policy, A50
+ * outlier detection, A27 circuit breaking and lrs_server, A55 override_host_status): the one cluster validator
+ * of lbtree, behind CDS on a channel and clusterToTree alike. Throws an XdsResourceError (the NACK reason).
+ */
+export function parseCluster(c: Cluster, options: ClusterOptions = {}): XdsCluster {
+  return parseClusterResource(c, clusterLbPolicyConfig(c, options));
+}
+
+/** Validates a Cluster; `lbPolicy` is its already converted LB policy (see {@link parseCluster}). */
 export function parseClusterResource(c: Cluster, lbPolicy: LbConfigList): XdsCluster {
   if (c.lrsServer !== undefined && c.lrsServer.configSourceSpecifier.case !== 'self') {
     fail('lrs_server', 'ConfigSource is not self');
@@ -141,7 +150,6 @@ export const clusterResourceType: XdsResourceType<XdsCluster> = {
     decodeResource(
       () => decodeOrNack(ClusterSchema, bytes),
       (c) => c.name,
-      // The LB policy through the existing A52 converter (cluster-lb-policy.ts).
-      (c) => parseClusterResource(c, clusterLbPolicyConfig(c, decodeOptions(context))),
+      (c) => parseCluster(c, decodeOptions(context)),
     ),
 };

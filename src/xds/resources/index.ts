@@ -1,6 +1,6 @@
 // xDS resource types (A27 LDS / RDS / CDS / EDS): the XdsResourceType of each for the xDS client, the validated
 // values they produce, and the pure helpers over them.
-export { clusterResourceType, parseClusterResource } from './cluster.js';
+export { clusterResourceType, parseCluster } from './cluster.js';
 export { endpointResourceType } from './endpoint.js';
 export { ROUTER_FILTER_TYPE } from './http-filters.js';
 export { listenerResourceType, parseListener } from './listener.js';

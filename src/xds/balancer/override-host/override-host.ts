@@ -25,9 +25,9 @@ import {
   watchSubchannelState,
 } from '../../../core/index.js';
 import { ChildPolicy } from '../../../policies/shared/child-policy.js';
+import { XDS_HEALTH_STATUS } from '../../attribute-keys.js';
 import type { XdsHealthStatus } from '../../resources/cluster-load-assignment.js';
-import { xdsConfigOf } from '../../xds-config.js';
-import { XDS_HEALTH_STATUS } from '../priority-tree.js';
+import { xdsClustersOf } from '../../xds-config.js';
 import { AddressEntry, OverrideHostSubchannel, type OverrideHostSubchannelOwner } from './address-map.js';
 import { type OverrideHostConfig, parseOverrideHostConfig, XDS_OVERRIDE_HOST } from './config.js';
 import { OverrideHostPicker, type OverridePickHooks } from './picker.js';
@@ -86,7 +86,7 @@ export class OverrideHostLb
     const entry =
       config.clusterName === undefined
         ? undefined
-        : xdsConfigOf(update.attributes)?.clusters.get(config.clusterName);
+        : xdsClustersOf(update.attributes)?.clusters.get(config.clusterName);
     const statuses = entry?.ok ? entry.value.cluster.overrideHostStatus : config.overrideHostStatus;
     this.overridable = new Set(statuses);
     let endpoints = update.endpoints;
