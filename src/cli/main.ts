@@ -50,8 +50,9 @@ ${columns([
     'An xDS control plane (ADS v3, state of the world) on grpc-js serving the Envoy resources in\n' +
       'FILE (YAML or JSON: a list of proto3 JSON resources with "@type") to any gRPC xDS client.\n' +
       'Prints "listening on HOST:PORT", reloads FILE when it changes (a new version for every\n' +
-      'client; a file that does not load is reported and the last good set keeps serving), prints\n' +
-      "every client's ACK and NACK, and stops on SIGTERM / Ctrl-C. Example: examples/control-plane/.\n" +
+      'client; a file that does not load, or is empty, is reported and the last good set keeps\n' +
+      'serving; "resources: []" serves none on purpose), prints every client\'s ACK and NACK, and\n' +
+      'stops on SIGTERM / Ctrl-C. Example: examples/control-plane/.\n' +
       'Needs @grpc/grpc-js installed beside lbtree.',
   ],
 ])}
