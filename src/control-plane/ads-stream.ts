@@ -61,7 +61,17 @@ export type StreamEvent =
       readonly typeUrl: string;
       readonly nonce: string;
     }
-  | ({ readonly kind: 'sent' } & ExchangeRecord);
+  | ({ readonly kind: 'sent' } & ExchangeRecord)
+  | {
+      /** The client subscribed to a name the served set does not have (told once per name per stream). */
+      readonly kind: 'unknown-name';
+      readonly streamId: number;
+      readonly nodeId: string;
+      readonly typeUrl: string;
+      readonly name: string;
+      /** The names of that type the set does have. */
+      readonly known: readonly string[];
+    };
 
 export interface StreamHost {
   /** The resource set now served. */
@@ -84,6 +94,8 @@ export class AdsStream {
   /** node.id from the first request that carried a node (requests after the first may omit it). */
   nodeId = '';
   private readonly types = new Map<string, MutableTypeState>();
+  /** `typeUrl name` of every subscribed name already reported as unknown. */
+  private readonly reportedUnknown = new Set<string>();
   private nonces = 0;
 
   constructor(
@@ -184,6 +196,7 @@ export class AdsStream {
     const set = this.host.resources;
     if (!subscriptionChanged && state.sentVersion === set.version) return;
     const available = set.ofType(typeUrl);
+    this.reportUnknownNames(typeUrl, state.names, available);
     const chosen = state.wildcard
       ? [...available.values()]
       : [...state.names].flatMap((name) => {
@@ -213,5 +226,29 @@ export class AdsStream {
       nonce,
       resourceNames: chosen.map((r) => r.name),
     });
+  }
+
+  /**
+   * A name the set lacks gets an empty response (LDS / CDS, which the client ACKs) or none (RDS / EDS): nothing
+   * a person would notice. Said once, with the names the set has: it is usually a typo in a target or a name.
+   */
+  private reportUnknownNames(
+    typeUrl: string,
+    names: ReadonlySet<string>,
+    available: ReadonlyMap<string, unknown>,
+  ): void {
+    for (const name of names) {
+      const key = `${typeUrl} ${name}`;
+      if (available.has(name) || this.reportedUnknown.has(key)) continue;
+      this.reportedUnknown.add(key);
+      this.host.report({
+        kind: 'unknown-name',
+        streamId: this.id,
+        nodeId: this.nodeId,
+        typeUrl,
+        name,
+        known: [...available.keys()],
+      });
+    }
   }
 }

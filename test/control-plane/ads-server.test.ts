@@ -107,6 +107,32 @@ describe('control plane: ADS state-of-the-world bookkeeping', () => {
     assert.equal(r.resources.length, 0);
   });
 
+  test('a subscribed name the set lacks is reported once per stream and name, however often it is asked for', async () => {
+    const unknown = (nodeId: string) =>
+      events.flatMap((e) =>
+        e.kind === 'unknown-name' && e.nodeId === nodeId ? [[e.typeUrl, e.name, [...e.known].sort()]] : [],
+      );
+    const c = connect('node-unknown');
+    c.send({ typeUrl: LISTENER_TYPE_URL, resourceNames: ['svc', 'nope'] });
+    const r1 = await c.next();
+    c.ack(r1, ['svc', 'nope']);
+    c.send({ typeUrl: CLUSTER_LOAD_ASSIGNMENT_TYPE_URL, resourceNames: ['gone'] });
+    plane.setResources(base()); // a new version: asked for again
+    const r2 = await c.next();
+    assert.equal(r2.typeUrl, LISTENER_TYPE_URL);
+    c.ack(r2, ['svc', 'nope']);
+    await plane.waitForAck({ nodeId: 'node-unknown', version: r2.versionInfo });
+    assert.deepEqual(unknown('node-unknown'), [
+      [LISTENER_TYPE_URL, 'nope', ['other', 'svc']],
+      [CLUSTER_LOAD_ASSIGNMENT_TYPE_URL, 'gone', ['c1', 'c2']],
+    ]);
+    // Another stream is told on its own.
+    const other = connect('node-unknown-2');
+    other.send({ typeUrl: LISTENER_TYPE_URL, resourceNames: ['nope'] });
+    await other.next();
+    assert.deepEqual(unknown('node-unknown-2'), [[LISTENER_TYPE_URL, 'nope', ['other', 'svc']]]);
+  });
+
   test('a NACK is logged with the client node, type, the rejected version and nonce, and the reason', async () => {
     const c = connect('node-nack');
     c.send({ typeUrl: CLUSTER_TYPE_URL, resourceNames: ['c1'] });

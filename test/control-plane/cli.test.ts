@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
 import { runControlPlane } from '../../src/cli/control-plane/command.js';
-import { CLUSTER_TYPE_URL, cluster, xdsService } from '../../src/control-plane/index.js';
+import { CLUSTER_TYPE_URL, cluster, LISTENER_TYPE_URL, xdsService } from '../../src/control-plane/index.js';
 import { AdsTestClient, namesIn } from '../support/ads-test-client.js';
 import { nodeScript } from '../support/child-node.js';
 
@@ -147,23 +147,40 @@ test('lbtree control-plane: a missing or invalid file is an error before listeni
   assert.match(invalid.stderr, /bad\.yaml: resources\[0\]: "@type" is missing/);
 });
 
-test('lbtree control-plane: an empty or comments-only file keeps the last good set; "resources: []" clears it', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'lbtree-cp-'));
-  const file = join(dir, 'resources.yaml');
-  writeFileSync(file, stringify(service('127.0.0.1:1001')));
+/** `lbtree control-plane` run in-process on a free port, its output collected line by line. */
+async function runInProcess(file: string) {
   const out = new Output();
   let stop: (reason: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => {
     stop = resolve;
   });
-  const running = runControlPlane(
+  const exitCode = runControlPlane(
     { resources: file, host: '127.0.0.1', port: 0, printBootstrap: false },
     { out: (line) => out.add(line), err: (line) => out.add(line), stopped },
   );
-  let client: AdsTestClient | undefined;
+  const address = (await out.waitFor(/^listening on /)).slice('listening on '.length);
+  return {
+    out,
+    address,
+    stop: async () => {
+      stop('test over');
+      return exitCode;
+    },
+  };
+}
+
+function resourceFile(text: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'lbtree-cp-')), 'resources.yaml');
+  writeFileSync(file, text);
+  return file;
+}
+
+test('lbtree control-plane: an empty or comments-only file keeps the last good set; "resources: []" clears it', async () => {
+  const file = resourceFile(stringify(service('127.0.0.1:1001')));
+  const plane = await runInProcess(file);
+  const { out } = plane;
+  const client = new AdsTestClient(plane.address, 'empty-file-node');
   try {
-    const address = (await out.waitFor(/^listening on /)).slice('listening on '.length);
-    client = new AdsTestClient(address, 'empty-file-node');
     client.send({ typeUrl: CLUSTER_TYPE_URL });
     const v1 = await client.next(30_000);
     assert.deepEqual([v1.versionInfo, namesIn(v1)], ['1', ['c1']]);
@@ -184,8 +201,33 @@ test('lbtree control-plane: an empty or comments-only file keeps the last good s
     assert.deepEqual([v2.versionInfo, namesIn(v2)], ['2', []], 'no version was pushed for the empty files');
     await out.waitFor(/^serving version 2: no resources/);
   } finally {
-    client?.close();
-    stop('test over');
-    assert.equal(await running, 0);
+    client.close();
+    assert.equal(await plane.stop(), 0);
+  }
+});
+
+test('lbtree control-plane: a listener it does not have is named once per stream, with the ones it has', async () => {
+  const file = resourceFile(stringify(service('127.0.0.1:1001')));
+  const plane = await runInProcess(file);
+  const { out } = plane;
+  const client = new AdsTestClient(plane.address, 'typo-node');
+  const unknownLine =
+    /^client typo-node \(stream \d+\) asked for Listener "svx", which .*resources\.yaml does not have \(it has Listener "svc"\)$/;
+  try {
+    client.send({ typeUrl: LISTENER_TYPE_URL, resourceNames: ['svx'] });
+    const v1 = await client.next(30_000);
+    assert.deepEqual(namesIn(v1), []);
+    await out.waitFor(unknownLine);
+    client.ack(v1, ['svx']);
+    await out.waitFor(/^ACK {2}typo-node Listener version 1/);
+    // A new version is sent to the stream again, and ACKed again: the name is not reported again.
+    writeFileSync(file, stringify([...service('127.0.0.1:1001'), cluster({ name: 'c2' })]));
+    const v2 = await client.next(30_000);
+    client.ack(v2, ['svx']);
+    await out.waitFor(/^ACK {2}typo-node Listener version 2/);
+    assert.equal(out.lines.filter((l) => unknownLine.test(l)).length, 1, out.lines.join('\n'));
+  } finally {
+    client.close();
+    assert.equal(await plane.stop(), 0);
   }
 });
