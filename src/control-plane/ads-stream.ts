@@ -39,7 +39,13 @@ export interface ExchangeRecord {
 }
 
 /** The client's ACK of a response (its nonce), which carried `version`. */
-export type AckRecord = ExchangeRecord;
+export interface AckRecord extends ExchangeRecord {
+  /**
+   * Whether, with this answer, the client subscribes to every resource of the type (`*`, or the LDS / CDS
+   * legacy wildcard): an empty `resourceNames` is the wildcard then, and an unsubscribe otherwise.
+   */
+  readonly wildcard: boolean;
+}
 
 /** The client's NACK of the response with `nonce`, which carried `version`. */
 export interface NackRecord extends AckRecord {
@@ -127,7 +133,6 @@ export class AdsStream {
       this.host.report({ kind: 'stale', streamId: this.id, nodeId: this.nodeId, typeUrl, nonce });
       return;
     }
-    if (answers) this.recordAnswer(typeUrl, state!, request);
     const names = request.resourceNames;
     if (!state) {
       const legacyWildcard = names.length === 0 && allResourcesRequiredInSotW(typeUrl);
@@ -143,7 +148,10 @@ export class AdsStream {
       this.respond(typeUrl, state, true);
       return;
     }
-    if (this.updateNames(state, names)) this.respond(typeUrl, state, true);
+    // The names first: the answer is logged with the subscription it leaves (a wildcard, or an unsubscribe).
+    const changed = this.updateNames(state, names);
+    if (answers) this.recordAnswer(typeUrl, state, request);
+    if (changed) this.respond(typeUrl, state, true);
   }
 
   /** A new resource set: every subscribed type hears its new version. */
@@ -159,6 +167,7 @@ export class AdsStream {
       version: state.sentVersion!,
       nonce: request.responseNonce,
       resourceNames: request.resourceNames,
+      wildcard: state.wildcard,
     };
     const error = request.errorDetail;
     if (error) {

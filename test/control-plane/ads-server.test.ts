@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { create, toBinary } from '@bufbuild/protobuf';
 import {
+  type AckRecord,
   CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
   CLUSTER_TYPE_URL,
   ControlPlane,
@@ -65,8 +66,8 @@ describe('control plane: ADS state-of-the-world bookkeeping', () => {
     c.ack(lds);
     const ack = await plane.waitForAck({ nodeId: 'node-wildcard', typeUrl: LISTENER_TYPE_URL });
     assert.deepEqual(
-      { version: ack.version, nonce: ack.nonce },
-      { version: lds.versionInfo, nonce: lds.nonce },
+      { version: ack.version, nonce: ack.nonce, wildcard: ack.wildcard },
+      { version: lds.versionInfo, nonce: lds.nonce, wildcard: true },
     );
     const [info] = plane.clients().filter((i) => i.nodeId === 'node-wildcard');
     const sub = info!.subscriptions.find((s) => s.typeUrl === LISTENER_TYPE_URL)!;
@@ -200,8 +201,15 @@ describe('control plane: ADS state-of-the-world bookkeeping', () => {
     c.ack(all, ['svc']);
     const one = await c.next();
     assert.deepEqual(namesIn(one), ['svc']);
+    const unsubscribed = new Promise<AckRecord>((resolve) =>
+      plane.onEvent(
+        (e) =>
+          e.kind === 'ack' && e.ack.nodeId === 'node-legacy' && e.ack.nonce === one.nonce && resolve(e.ack),
+      ),
+    );
     c.ack(one, []);
-    await plane.waitForAck({ nodeId: 'node-legacy', typeUrl: LISTENER_TYPE_URL, version: one.versionInfo });
+    const unsubscribe = await unsubscribed;
+    assert.deepEqual([unsubscribe.resourceNames, unsubscribe.wildcard], [[], false], 'logged as no wildcard');
     c.send({ typeUrl: CLUSTER_TYPE_URL, resourceNames: ['c1'] });
     await c.next();
     const sub = plane.clients().find((i) => i.nodeId === 'node-legacy')!.subscriptions;

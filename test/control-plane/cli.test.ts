@@ -231,3 +231,30 @@ test('lbtree control-plane: a listener it does not have is named once per stream
     assert.equal(await plane.stop(), 0);
   }
 });
+
+test('lbtree control-plane: an empty list after names is logged as an unsubscribe; a wildcard as [*]', async () => {
+  const plane = await runInProcess(resourceFile(stringify(service('127.0.0.1:1001'))));
+  const { out } = plane;
+  const client = new AdsTestClient(plane.address, 'unsub-node');
+  try {
+    // xDS protocol, legacy wildcard: an empty first LDS / CDS list asks for every resource of the type.
+    client.send({ typeUrl: LISTENER_TYPE_URL });
+    const lds = await client.next(30_000);
+    client.ack(lds);
+    assert.equal(await out.waitFor(/^ACK {2}unsub-node Listener /), 'ACK  unsub-node Listener version 1 [*]');
+    client.send({ typeUrl: CLUSTER_TYPE_URL, resourceNames: ['c1'] });
+    const cds = await client.next(30_000);
+    client.ack(cds, ['c1']);
+    assert.equal(await out.waitFor(/^ACK {2}unsub-node Cluster /), 'ACK  unsub-node Cluster version 1 [c1]');
+    // Once names were given, an empty list unsubscribes (the client no longer wants any cluster).
+    const before = out.lines.length;
+    client.ack(cds, []);
+    assert.equal(
+      await out.waitFor(/^ACK {2}unsub-node Cluster /, before),
+      'ACK  unsub-node Cluster version 1; unsubscribed from all Clusters',
+    );
+  } finally {
+    client.close();
+    assert.equal(await plane.stop(), 0);
+  }
+});

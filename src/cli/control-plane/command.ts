@@ -2,6 +2,7 @@
 // as it changes, and prints what the clients say (ACK / NACK) until SIGTERM or Ctrl-C.
 import { readFileSync, writeFileSync } from 'node:fs';
 import {
+  type AckRecord,
   ControlPlane,
   type ControlPlaneEvent,
   parseResourceText,
@@ -85,7 +86,7 @@ function describeEvent(event: ControlPlaneEvent, file: string): string | undefin
     case 'disconnected':
       return `client ${event.nodeId || '?'} (stream ${event.streamId}) disconnected: ${event.reason}`;
     case 'ack':
-      return `ACK  ${event.ack.nodeId || '?'} ${shortTypeName(event.ack.typeUrl)} version ${event.ack.version} [${event.ack.resourceNames.join(', ') || '*'}]`;
+      return `ACK  ${event.ack.nodeId || '?'} ${shortTypeName(event.ack.typeUrl)} version ${event.ack.version}${subscription(event.ack)}`;
     case 'unknown-name': {
       const type = shortTypeName(event.typeUrl);
       return `client ${event.nodeId || '?'} (stream ${event.streamId}) asked for ${type} "${event.name}", which ${file} does not have (${namesThere(type, event.known)})`;
@@ -103,4 +104,10 @@ function namesThere(type: string, names: readonly string[]): string {
   const shown = names.slice(0, 5).map((n) => `"${n}"`);
   const more = names.length > shown.length ? ` and ${names.length - shown.length} more` : '';
   return `it has ${type} ${shown.join(', ')}${more}`;
+}
+
+/** ` [a, b]`, ` [*]` for a wildcard, or what an empty list that is no wildcard says: an unsubscribe. */
+function subscription(ack: AckRecord): string {
+  if (ack.resourceNames.length > 0) return ` [${ack.resourceNames.join(', ')}]`;
+  return ack.wildcard ? ' [*]' : `; unsubscribed from all ${shortTypeName(ack.typeUrl)}s`;
 }
