@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import { simulate } from '../../src/cli/simulate/command.js';
+import { textReport } from '../../src/cli/simulate/report.js';
 import { runScenario } from '../../src/cli/simulate/run-scenario.js';
 import { parseScenario, ScenarioError } from '../../src/cli/simulate/scenario.js';
 import { clusterToTreeFromJson } from '../../src/xds/index.js';
@@ -144,6 +145,24 @@ test('lbtree simulate: a scenario file with a misspelled action exits 1 naming i
     r.stderr,
     /^lbtree simulate: scenario\.events\[1\]\.fial: unknown action; did you mean "fail"\?/,
   );
+});
+
+test('simulate: the timeline counts each event’s addresses in words: "(1 address)", "(3 addresses)"', () => {
+  const tree = clusterToTreeFromJson(
+    example('cluster-wrr-locality.yaml'),
+    example('endpoints-two-priorities.yaml'),
+  );
+  const scenario = parseScenario({
+    duration: '5s',
+    events: [
+      { at: '1s', unhealthy: { endpoint: '10.0.2.1:8080' } },
+      // us-east1-a: two endpoints, one of them dual-stack (A61).
+      { at: '2s', fail: { locality: 'us-east1-a' } },
+    ],
+  });
+  const timeline = textReport(runScenario(tree, scenario));
+  assert.match(timeline, /── unhealthy \{"endpoint":"10\.0\.2\.1:8080"\} \(1 address\)$/m);
+  assert.match(timeline, /── fail \{"locality":"us-east1-a"\} \(3 addresses\)$/m);
 });
 
 test('simulate: an event naming no endpoint, locality or priority of the cluster is rejected', () => {

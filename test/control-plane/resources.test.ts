@@ -82,7 +82,7 @@ test('builders: xdsService is a whole RDS chain; inline routes put the route con
       hashPolicy: [{ header: 'x-user' }],
     }),
   );
-  assert.equal(rds.summary(), '1 Listener, 1 RouteConfiguration, 2 Cluster, 2 ClusterLoadAssignment');
+  assert.equal(rds.summary(), '1 Listener, 1 RouteConfiguration, 2 Clusters, 2 ClusterLoadAssignments');
   const route = rds.ofType(ROUTE_CONFIGURATION_TYPE_URL).get('svc-routes');
   assert.ok(route);
   const c1 = decoded<ClusterLoadAssignment>(rds, CLUSTER_LOAD_ASSIGNMENT_TYPE_URL, 'c1');

@@ -1,3 +1,4 @@
+import { count } from '../count.js';
 import { LABEL_FONT_SIZE, LABEL_ROW_HEIGHT, layoutEventLabels } from './event-labels.js';
 import { type Dimension, describeAction, groups, shares } from './report.js';
 import type { SimulationReport } from './run-scenario.js';
@@ -152,7 +153,7 @@ function errorBand(report: SimulationReport, scenario: Scenario): string {
     const share = calls === 0 ? 0 : step.errors / calls;
     const end = Math.min(step.atMs + scenario.stepMs, scenario.durationMs);
     const h = share * 30;
-    return `<rect x="${x(step.atMs).toFixed(1)}" y="${(40 - h).toFixed(1)}" width="${(x(end) - x(step.atMs)).toFixed(1)}" height="${h.toFixed(1)}" fill="${FAILED_COLOR}"><title>${step.atMs / 1000}s: ${step.errors} of ${calls} calls failed</title></rect>`;
+    return `<rect x="${x(step.atMs).toFixed(1)}" y="${(40 - h).toFixed(1)}" width="${(x(end) - x(step.atMs)).toFixed(1)}" height="${h.toFixed(1)}" fill="${FAILED_COLOR}"><title>${step.atMs / 1000}s: ${step.errors} of ${count(calls, 'call')} failed</title></rect>`;
   });
   return `<h2>Calls that failed on a backend (share of each step's calls)</h2>
 <svg viewBox="0 0 ${WIDTH} ${BAND_HEIGHT}" role="img" aria-label="call errors">
@@ -165,7 +166,7 @@ const secondsText = (ms: number) => `${ms / 1000} s`;
 function whatWasSimulated(scenario: Scenario): string {
   const settings = Object.entries(scenario.settings);
   return (
-    `Simulated ${secondsText(scenario.durationMs)} of virtual time at ${scenario.rps} requests/s, ` +
+    `Simulated ${secondsText(scenario.durationMs)} of virtual time at ${count(scenario.rps, 'request')}/s, ` +
     `sampled every ${secondsText(scenario.stepMs)}; healthy backends connect in ${scenario.connectMs} ms; ` +
     `seed ${scenario.seed}; timers and channel settings: ` +
     (settings.length === 0
