@@ -5,96 +5,9 @@
 // peer), and only when they run.
 import { parseArgs } from 'node:util';
 import { SCENARIOS } from './demo/catalog.js';
+import { commandHelp, globalHelp, isCommandName } from './help.js';
 import { MissingPeerError, withGrpcJs } from './optional-peer.js';
-
-/** Two aligned columns: each term padded to the longest, descriptions wrapped under one another. */
-function columns(rows: readonly (readonly [string, string])[], indent = 2): string {
-  const width = Math.max(...rows.map(([term]) => term.length)) + 2;
-  return rows
-    .map(([term, text]) =>
-      text
-        .split('\n')
-        .map((line, i) => `${' '.repeat(indent)}${(i === 0 ? term : '').padEnd(width)}${line}`)
-        .join('\n'),
-    )
-    .join('\n');
-}
-
-const HELP = `lbtree — gRPC client-side load balancing for Node.js
-
-Usage:
-  lbtree demo [--scenario NAME[,NAME…]] [--duration SECONDS | --fast] [--plain]
-  lbtree simulate --cluster FILE --endpoints FILE --scenario FILE [--html OUT.html]
-  lbtree control-plane --resources FILE [--port N] [--host H] [--print-bootstrap] [--bootstrap-file OUT]
-  lbtree --help
-
-Commands:
-${columns([
-  [
-    'demo',
-    'Starts real gRPC servers on loopback (IPv4, and IPv6 when available), a client channel that\n' +
-      'balances with lbtree, and plays scripted scenarios under steady RPC load. On a terminal it shows\n' +
-      'a live view; otherwise (or with --plain) it prints progress lines. Ends with a summary.\n' +
-      'Needs @grpc/grpc-js installed beside lbtree.',
-  ],
-  [
-    'simulate',
-    'Runs an xDS cluster in the deterministic simulator: an Envoy Cluster and ClusterLoadAssignment\n' +
-      '(proto3 JSON or YAML) become lbtree’s policy tree (A52 LB policy registry, EDS → priority tree),\n' +
-      'driven by a request rate and a scripted scenario (endpoints, localities or priorities failing,\n' +
-      'hanging, recovering). Prints a timeline and the traffic share per priority / locality /\n' +
-      'endpoint; --html writes a self-contained page with charts. Examples: examples/simulate/.',
-  ],
-  [
-    'control-plane',
-    'An xDS control plane (ADS v3, state of the world) on grpc-js serving the Envoy resources in\n' +
-      'FILE (YAML or JSON: a list of proto3 JSON resources with "@type") to any gRPC xDS client.\n' +
-      'Prints "listening on HOST:PORT", reloads FILE when it changes (a new version for every\n' +
-      'client; a file that does not load is reported and the last good set keeps serving), prints\n' +
-      "every client's ACK and NACK, and stops on SIGTERM / Ctrl-C. Example: examples/control-plane/.\n" +
-      'Needs @grpc/grpc-js installed beside lbtree.',
-  ],
-])}
-
-Demo options:
-${columns([
-  ['--scenario NAME,…', 'Scenarios to play, comma-separated (default: all)'],
-  [
-    '--duration SECONDS',
-    'Seconds of load per scenario, 6 to 600 (default 12; Happy Eyeballs uses at most 4)',
-  ],
-  [
-    '--fast',
-    'Each phase only until its outcome shows, with 100 ms reconnect backoff (for tests and CI;\n' +
-      'the same checks, in a few seconds)',
-  ],
-  ['--plain', 'Progress lines even on a terminal'],
-])}
-
-Simulate options:
-${columns([
-  ['--cluster FILE', 'The Envoy Cluster resource (YAML or proto3 JSON)'],
-  ['--endpoints FILE', 'Its ClusterLoadAssignment'],
-  ['--scenario FILE', 'Rate, step, duration and timed events (see examples/simulate/)'],
-  ['--html OUT.html', 'Also write a self-contained page with charts'],
-])}
-
-Control-plane options:
-${columns([
-  ['--resources FILE', 'The resources file (required)'],
-  ['--port N', 'Port to listen on (default 18000; 0 picks a free one)'],
-  ['--host H', 'Address to listen on (default 127.0.0.1)'],
-  ['--print-bootstrap', 'Print a client bootstrap JSON (for GRPC_XDS_BOOTSTRAP_CONFIG) once listening'],
-  ['--bootstrap-file OUT', 'Write that bootstrap to a file (for GRPC_XDS_BOOTSTRAP)'],
-  ['--node-id ID', 'node.id in the bootstrap (default lbtree-client)'],
-])}
-
-Other options:
-${columns([['-h, --help', 'This text']])}
-
-Demo scenarios:
-${columns(SCENARIOS.map((s) => [s.name, s.summary]))}
-`;
+import { packageVersion } from './package-version.js';
 
 /** Which options each command takes (the rest are usage errors). */
 const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
@@ -125,6 +38,7 @@ function parse(argv: string[]) {
         'bootstrap-file': { type: 'string' },
         'node-id': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
       },
     });
   } catch (e) {
@@ -139,8 +53,15 @@ function parse(argv: string[]) {
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv);
   const command = positionals[0];
+  if (values.version) {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
+  // `lbtree simulate --help` and `lbtree help simulate`: that command's help; otherwise every command's.
+  const helpOf = command === 'help' ? positionals[1] : values.help ? command : undefined;
   if (values.help || command === 'help') {
-    process.stdout.write(HELP);
+    if (helpOf !== undefined && !isCommandName(helpOf)) throw new UsageError(`unknown command "${helpOf}"`);
+    process.stdout.write(helpOf === undefined ? globalHelp() : commandHelp(helpOf));
     return 0;
   }
   if (command === undefined) throw new UsageError('no command given');

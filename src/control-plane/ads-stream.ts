@@ -39,7 +39,13 @@ export interface ExchangeRecord {
 }
 
 /** The client's ACK of a response (its nonce), which carried `version`. */
-export type AckRecord = ExchangeRecord;
+export interface AckRecord extends ExchangeRecord {
+  /**
+   * Whether, with this answer, the client subscribes to every resource of the type (`*`, or the LDS / CDS
+   * legacy wildcard): an empty `resourceNames` is the wildcard then, and an unsubscribe otherwise.
+   */
+  readonly wildcard: boolean;
+}
 
 /** The client's NACK of the response with `nonce`, which carried `version`. */
 export interface NackRecord extends AckRecord {
@@ -61,7 +67,17 @@ export type StreamEvent =
       readonly typeUrl: string;
       readonly nonce: string;
     }
-  | ({ readonly kind: 'sent' } & ExchangeRecord);
+  | ({ readonly kind: 'sent' } & ExchangeRecord)
+  | {
+      /** The client subscribed to a name the served set does not have (told once per name per stream). */
+      readonly kind: 'unknown-name';
+      readonly streamId: number;
+      readonly nodeId: string;
+      readonly typeUrl: string;
+      readonly name: string;
+      /** The names of that type the set does have. */
+      readonly known: readonly string[];
+    };
 
 export interface StreamHost {
   /** The resource set now served. */
@@ -84,6 +100,8 @@ export class AdsStream {
   /** node.id from the first request that carried a node (requests after the first may omit it). */
   nodeId = '';
   private readonly types = new Map<string, MutableTypeState>();
+  /** `typeUrl name` of every subscribed name already reported as unknown. */
+  private readonly reportedUnknown = new Set<string>();
   private nonces = 0;
 
   constructor(
@@ -115,7 +133,6 @@ export class AdsStream {
       this.host.report({ kind: 'stale', streamId: this.id, nodeId: this.nodeId, typeUrl, nonce });
       return;
     }
-    if (answers) this.recordAnswer(typeUrl, state!, request);
     const names = request.resourceNames;
     if (!state) {
       const legacyWildcard = names.length === 0 && allResourcesRequiredInSotW(typeUrl);
@@ -131,7 +148,10 @@ export class AdsStream {
       this.respond(typeUrl, state, true);
       return;
     }
-    if (this.updateNames(state, names)) this.respond(typeUrl, state, true);
+    // The names first: the answer is logged with the subscription it leaves (a wildcard, or an unsubscribe).
+    const changed = this.updateNames(state, names);
+    if (answers) this.recordAnswer(typeUrl, state, request);
+    if (changed) this.respond(typeUrl, state, true);
   }
 
   /** A new resource set: every subscribed type hears its new version. */
@@ -147,6 +167,7 @@ export class AdsStream {
       version: state.sentVersion!,
       nonce: request.responseNonce,
       resourceNames: request.resourceNames,
+      wildcard: state.wildcard,
     };
     const error = request.errorDetail;
     if (error) {
@@ -184,6 +205,7 @@ export class AdsStream {
     const set = this.host.resources;
     if (!subscriptionChanged && state.sentVersion === set.version) return;
     const available = set.ofType(typeUrl);
+    this.reportUnknownNames(typeUrl, state.names, available);
     const chosen = state.wildcard
       ? [...available.values()]
       : [...state.names].flatMap((name) => {
@@ -213,5 +235,29 @@ export class AdsStream {
       nonce,
       resourceNames: chosen.map((r) => r.name),
     });
+  }
+
+  /**
+   * A name the set lacks gets an empty response (LDS / CDS, which the client ACKs) or none (RDS / EDS): nothing
+   * a person would notice. Said once, with the names the set has: it is usually a typo in a target or a name.
+   */
+  private reportUnknownNames(
+    typeUrl: string,
+    names: ReadonlySet<string>,
+    available: ReadonlyMap<string, unknown>,
+  ): void {
+    for (const name of names) {
+      const key = `${typeUrl} ${name}`;
+      if (available.has(name) || this.reportedUnknown.has(key)) continue;
+      this.reportedUnknown.add(key);
+      this.host.report({
+        kind: 'unknown-name',
+        streamId: this.id,
+        nodeId: this.nodeId,
+        typeUrl,
+        name,
+        known: [...available.keys()],
+      });
+    }
   }
 }

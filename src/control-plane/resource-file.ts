@@ -6,23 +6,38 @@ import { basename, dirname } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { ResourceInput } from './resource-set.js';
 
-/** Reads the resource list from YAML / JSON text; throws with the reason (and line) when it cannot. */
+/**
+ * Reads the resource list from YAML / JSON text; throws with the reason (and line) when it cannot. A text with
+ * no resource list at all (empty, or only comments) is refused rather than read as "no resources": it is
+ * what a file looks like for a moment while an editor or `gen > file` rewrites it, and serving it would
+ * delete every resource for every client. Serving none is said on purpose, with `resources: []` (or `[]`).
+ */
 export function parseResourceText(text: string): ResourceInput[] {
   const documents = parseAllDocuments(text);
   // parseAllDocuments returns an EmptyStream (not an array) for a file with no document at all.
-  if (!Array.isArray(documents)) return [];
+  const list = Array.isArray(documents) ? documents : [];
   const resources: ResourceInput[] = [];
-  documents.forEach((document, d) => {
+  let saysList = false;
+  list.forEach((document, d) => {
     const [error] = document.errors;
     if (error) throw new Error(error.message);
-    const where = documents.length > 1 ? `document ${d + 1}: ` : '';
-    resources.push(...resourceList(document.toJS(), where));
+    const where = list.length > 1 ? `document ${d + 1}: ` : '';
+    const found = resourceList(document.toJS(), where);
+    if (found) {
+      saysList = true;
+      resources.push(...found);
+    }
   });
+  if (!saysList)
+    throw new Error(
+      'holds no resources (it is empty, or only comments); to serve no resources on purpose, write "resources: []"',
+    );
   return resources;
 }
 
-function resourceList(value: unknown, where: string): ResourceInput[] {
-  if (value === null || value === undefined) return [];
+/** The resources of one document; undefined for a document with nothing in it. */
+function resourceList(value: unknown, where: string): ResourceInput[] | undefined {
+  if (value === null || value === undefined) return undefined;
   if (Array.isArray(value)) return value as ResourceInput[];
   if (typeof value === 'object') {
     const object = value as Record<string, unknown>;

@@ -83,10 +83,12 @@ export class ResourceSet {
     return n;
   }
 
-  /** `2 Listener, 3 Cluster, …` for logs. */
+  /** `1 Listener, 3 Clusters, …` for logs. */
   summary(): string {
     if (this.byType.size === 0) return 'no resources';
-    return [...this.byType].map(([typeUrl, names]) => `${names.size} ${shortTypeName(typeUrl)}`).join(', ');
+    return [...this.byType]
+      .map(([typeUrl, names]) => `${names.size} ${shortTypeName(typeUrl)}${names.size === 1 ? '' : 's'}`)
+      .join(', ');
   }
 }
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import { simulate } from '../../src/cli/simulate/command.js';
+import { textReport } from '../../src/cli/simulate/report.js';
 import { runScenario } from '../../src/cli/simulate/run-scenario.js';
 import { parseScenario, ScenarioError } from '../../src/cli/simulate/scenario.js';
 import { clusterToTreeFromJson } from '../../src/xds/index.js';
@@ -43,8 +44,12 @@ test('simulate: scenario errors name the field', () => {
     (e: Error) => e instanceof ScenarioError && /scenario\.duration/.test(e.message),
   );
   assert.throws(
-    () => parseScenario({ events: [{ at: '1s', explode: {} }] }),
+    () => parseScenario({ events: [{ at: '1s' }] }),
     /scenario\.events\[0\]: name exactly one action/,
+  );
+  assert.throws(
+    () => parseScenario({ events: [{ at: '1s', explode: {} }] }),
+    /^ScenarioError: scenario\.events\[0\]\.explode: unknown field \(an event has "at" and one action of fail, hang, recover/,
   );
   assert.throws(() => parseScenario({ events: [{ at: '1s', fail: { zone: 'a' } }] }), /events\[0\]\.fail/);
 });
@@ -89,6 +94,75 @@ test('simulate: misspelled scenario fields and events after the end are rejected
     () => parseScenario({ duration: '60s', events: [{ at: '70s', fail: { locality: 'a' } }] }),
     /scenario\.events\[0\]\.at: "70s" is not before the end of the scenario \(duration 60s\)/,
   );
+});
+
+test('simulate: a misspelled action is named with its path, and the action it is nearest is suggested', () => {
+  const scenario = (event: Record<string, unknown>) =>
+    parseScenario({ duration: '10s', events: [{ at: '1s', fail: { locality: 'a' } }, event] });
+  assert.throws(
+    () => scenario({ at: '2s', fial: { locality: 'a' } }),
+    /^ScenarioError: scenario\.events\[1\]\.fial: unknown action; did you mean "fail"\? \(an event has "at" and one action of fail, hang, recover, unhealthy, healthy, errors, report\)$/,
+  );
+  assert.throws(
+    () => scenario({ at: '2s', recovr: { locality: 'a' } }),
+    /\.recovr: .*did you mean "recover"/,
+  );
+  assert.throws(() => scenario({ at: '2s', Hang: { locality: 'a' } }), /\.Hang: .*did you mean "hang"/);
+  assert.throws(
+    () => scenario({ att: '2s', fail: { locality: 'a' } }),
+    /\.att: unknown field; did you mean "at"/,
+  );
+  // Misspelled fields elsewhere get the same suggestion.
+  assert.throws(
+    () => parseScenario({ duratoin: '10s' }),
+    /scenario\.duratoin: unknown field; did you mean "duration"\?/,
+  );
+});
+
+test('lbtree simulate: a scenario file with a misspelled action exits 1 naming it and the action meant', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lbtree-'));
+  const scenarioFile = join(dir, 'scenario.yaml');
+  writeFileSync(
+    scenarioFile,
+    'duration: 20s\nevents:\n  - { at: 5s, fail: { locality: zone-a } }\n  - { at: 10s, fial: { locality: zone-b } }\n',
+  );
+  const r = spawnSync(
+    process.execPath,
+    nodeScript(
+      'src/cli/main.ts',
+      'simulate',
+      '--cluster',
+      'examples/simulate/cluster-wrr-locality.yaml',
+      '--endpoints',
+      'examples/simulate/endpoints-two-priorities.yaml',
+      '--scenario',
+      scenarioFile,
+    ),
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(
+    r.stderr,
+    /^lbtree simulate: scenario\.events\[1\]\.fial: unknown action; did you mean "fail"\?/,
+  );
+});
+
+test('simulate: the timeline counts each event’s addresses in words: "(1 address)", "(3 addresses)"', () => {
+  const tree = clusterToTreeFromJson(
+    example('cluster-wrr-locality.yaml'),
+    example('endpoints-two-priorities.yaml'),
+  );
+  const scenario = parseScenario({
+    duration: '5s',
+    events: [
+      { at: '1s', unhealthy: { endpoint: '10.0.2.1:8080' } },
+      // us-east1-a: two endpoints, one of them dual-stack (A61).
+      { at: '2s', fail: { locality: 'us-east1-a' } },
+    ],
+  });
+  const timeline = textReport(runScenario(tree, scenario));
+  assert.match(timeline, /── unhealthy \{"endpoint":"10\.0\.2\.1:8080"\} \(1 address\)$/m);
+  assert.match(timeline, /── fail \{"locality":"us-east1-a"\} \(3 addresses\)$/m);
 });
 
 test('simulate: an event naming no endpoint, locality or priority of the cluster is rejected', () => {

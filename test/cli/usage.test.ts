@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { nodeEval, nodeScript, sourceModule } from '../support/child-node.js';
 
@@ -23,13 +24,48 @@ test('an unknown flag, or one of another command, is a usage error (exit 2), not
   }
 });
 
+test('--version and -v print the version of package.json', () => {
+  const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+  for (const flag of ['--version', '-v']) {
+    const r = lbtree(flag);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, `${version}\n`, flag);
+  }
+});
+
+test('COMMAND --help (and help COMMAND) prints that command’s usage and options, not every command’s', () => {
+  const own = {
+    simulate: ['--cluster FILE', '--endpoints FILE', '--scenario FILE', '--html OUT.html'],
+    demo: ['--scenario NAME', '--duration SECONDS', '--fast', '--plain', 'round-robin'],
+    'control-plane': ['--resources FILE', '--port N', '--print-bootstrap', '--bootstrap-file OUT'],
+  } as const;
+  for (const [command, options] of Object.entries(own)) {
+    for (const args of [
+      [command, '--help'],
+      [command, '-h'],
+      ['help', command],
+    ]) {
+      const r = lbtree(...args);
+      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+      assert.ok(r.stdout.startsWith(`Usage:\n  lbtree ${command} `), `${args.join(' ')}:\n${r.stdout}`);
+      for (const option of options) assert.ok(r.stdout.includes(option), `${args.join(' ')} lists ${option}`);
+      for (const other of Object.keys(own).filter((c) => c !== command))
+        assert.ok(!r.stdout.includes(`lbtree ${other} `), `${args.join(' ')} does not describe ${other}`);
+    }
+  }
+  const unknown = lbtree('help', 'frobnicate');
+  assert.equal(unknown.status, 2);
+  assert.match(unknown.stderr, /lbtree: unknown command "frobnicate"/);
+});
+
 test('--help: within each section the descriptions start in one column', () => {
-  const r = lbtree('--help');
-  assert.equal(r.status, 0);
-  const sections = r.stdout
-    .split(/\n\n/)
-    .filter((s) => /^[A-Z][^\n]*:\n {2}/.test(s) && !s.startsWith('Usage'));
-  assert.ok(sections.length >= 4, `sections found: ${sections.length}`);
+  const helps = [['--help'], ['simulate', '--help'], ['demo', '--help'], ['control-plane', '--help']];
+  const sections = helps.flatMap((args) => {
+    const r = lbtree(...args);
+    assert.equal(r.status, 0, args.join(' '));
+    return r.stdout.split(/\n\n/).filter((s) => /^[A-Z][^\n]*:\n {2}/.test(s) && !s.startsWith('Usage'));
+  });
+  assert.ok(sections.length >= 9, `sections found: ${sections.length}`);
   for (const section of sections) {
     const starts = section
       .split('\n')

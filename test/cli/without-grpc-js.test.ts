@@ -52,6 +52,12 @@ describe('lbtree installed without @grpc/grpc-js (an optional peer dependency)',
     assert.match(r.stdout, /lbtree simulate --cluster FILE/);
   });
 
+  test('lbtree --version prints the installed package’s version', () => {
+    const r = lbtree('--version');
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, `${JSON.parse(readFileSync('package.json', 'utf8')).version}\n`);
+  });
+
   test('lbtree simulate runs an example', () => {
     const r = lbtree(
       'simulate',

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { create, toBinary } from '@bufbuild/protobuf';
 import {
+  type AckRecord,
   CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
   CLUSTER_TYPE_URL,
   ControlPlane,
@@ -65,8 +66,8 @@ describe('control plane: ADS state-of-the-world bookkeeping', () => {
     c.ack(lds);
     const ack = await plane.waitForAck({ nodeId: 'node-wildcard', typeUrl: LISTENER_TYPE_URL });
     assert.deepEqual(
-      { version: ack.version, nonce: ack.nonce },
-      { version: lds.versionInfo, nonce: lds.nonce },
+      { version: ack.version, nonce: ack.nonce, wildcard: ack.wildcard },
+      { version: lds.versionInfo, nonce: lds.nonce, wildcard: true },
     );
     const [info] = plane.clients().filter((i) => i.nodeId === 'node-wildcard');
     const sub = info!.subscriptions.find((s) => s.typeUrl === LISTENER_TYPE_URL)!;
@@ -105,6 +106,32 @@ describe('control plane: ADS state-of-the-world bookkeeping', () => {
     const r = await c.next();
     assert.equal(r.typeUrl, LISTENER_TYPE_URL);
     assert.equal(r.resources.length, 0);
+  });
+
+  test('a subscribed name the set lacks is reported once per stream and name, however often it is asked for', async () => {
+    const unknown = (nodeId: string) =>
+      events.flatMap((e) =>
+        e.kind === 'unknown-name' && e.nodeId === nodeId ? [[e.typeUrl, e.name, [...e.known].sort()]] : [],
+      );
+    const c = connect('node-unknown');
+    c.send({ typeUrl: LISTENER_TYPE_URL, resourceNames: ['svc', 'nope'] });
+    const r1 = await c.next();
+    c.ack(r1, ['svc', 'nope']);
+    c.send({ typeUrl: CLUSTER_LOAD_ASSIGNMENT_TYPE_URL, resourceNames: ['gone'] });
+    plane.setResources(base()); // a new version: asked for again
+    const r2 = await c.next();
+    assert.equal(r2.typeUrl, LISTENER_TYPE_URL);
+    c.ack(r2, ['svc', 'nope']);
+    await plane.waitForAck({ nodeId: 'node-unknown', version: r2.versionInfo });
+    assert.deepEqual(unknown('node-unknown'), [
+      [LISTENER_TYPE_URL, 'nope', ['other', 'svc']],
+      [CLUSTER_LOAD_ASSIGNMENT_TYPE_URL, 'gone', ['c1', 'c2']],
+    ]);
+    // Another stream is told on its own.
+    const other = connect('node-unknown-2');
+    other.send({ typeUrl: LISTENER_TYPE_URL, resourceNames: ['nope'] });
+    await other.next();
+    assert.deepEqual(unknown('node-unknown-2'), [[LISTENER_TYPE_URL, 'nope', ['other', 'svc']]]);
   });
 
   test('a NACK is logged with the client node, type, the rejected version and nonce, and the reason', async () => {
@@ -174,8 +201,15 @@ describe('control plane: ADS state-of-the-world bookkeeping', () => {
     c.ack(all, ['svc']);
     const one = await c.next();
     assert.deepEqual(namesIn(one), ['svc']);
+    const unsubscribed = new Promise<AckRecord>((resolve) =>
+      plane.onEvent(
+        (e) =>
+          e.kind === 'ack' && e.ack.nodeId === 'node-legacy' && e.ack.nonce === one.nonce && resolve(e.ack),
+      ),
+    );
     c.ack(one, []);
-    await plane.waitForAck({ nodeId: 'node-legacy', typeUrl: LISTENER_TYPE_URL, version: one.versionInfo });
+    const unsubscribe = await unsubscribed;
+    assert.deepEqual([unsubscribe.resourceNames, unsubscribe.wildcard], [[], false], 'logged as no wildcard');
     c.send({ typeUrl: CLUSTER_TYPE_URL, resourceNames: ['c1'] });
     await c.next();
     const sub = plane.clients().find((i) => i.nodeId === 'node-legacy')!.subscriptions;

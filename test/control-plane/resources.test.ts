@@ -27,7 +27,7 @@ import { everyBuilder } from './every-builder.js';
 const decoded = <T>(set: ResourceSet, typeUrl: string, name: string): T =>
   anyUnpack(set.ofType(typeUrl).get(name)!.any, xdsTypeRegistry) as T;
 
-test('resource files: a YAML list, JSON, `resources:`, several documents; empty is no resources', () => {
+test('resource files: a YAML list, JSON, `resources:`, several documents; only an explicit empty list is no resources', () => {
   const yamlList = '- "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster\n  name: a\n';
   assert.equal((parseResourceText(yamlList)[0] as { name: string }).name, 'a');
   const json = JSON.stringify({ resources: [{ '@type': CLUSTER_TYPE_URL, name: 'b' }] });
@@ -37,7 +37,15 @@ test('resource files: a YAML list, JSON, `resources:`, several documents; empty 
     parseResourceText(docs).map((r) => (r as { name: string }).name),
     ['c', 'd'],
   );
-  assert.deepEqual(parseResourceText(''), []);
+  // An empty or comments-only text is what a file holds while it is rewritten: refused, not "no resources".
+  for (const nothing of ['', '\n  \n', '# resources go here\n# soon\n', '---\n', '# a\n---\n---\n'])
+    assert.throws(
+      () => parseResourceText(nothing),
+      /holds no resources .*write "resources: \[\]"/,
+      JSON.stringify(nothing),
+    );
+  for (const none of ['resources: []', '[]', '# none on purpose\nresources: []\n', '---\n[]\n'])
+    assert.deepEqual(parseResourceText(none), [], JSON.stringify(none));
   assert.throws(() => parseResourceText('just text'), /expected a list of resources/);
   assert.throws(() => parseResourceText('- a\n -b: [\n'), /line \d+/);
 });
@@ -74,7 +82,7 @@ test('builders: xdsService is a whole RDS chain; inline routes put the route con
       hashPolicy: [{ header: 'x-user' }],
     }),
   );
-  assert.equal(rds.summary(), '1 Listener, 1 RouteConfiguration, 2 Cluster, 2 ClusterLoadAssignment');
+  assert.equal(rds.summary(), '1 Listener, 1 RouteConfiguration, 2 Clusters, 2 ClusterLoadAssignments');
   const route = rds.ofType(ROUTE_CONFIGURATION_TYPE_URL).get('svc-routes');
   assert.ok(route);
   const c1 = decoded<ClusterLoadAssignment>(rds, CLUSTER_LOAD_ASSIGNMENT_TYPE_URL, 'c1');

@@ -57,4 +57,15 @@ test('the demo plays every scenario on real backends (the compiled `lbtree demo 
   for (const name of played) assert.match(all, new RegExp(`^${name} — `, 'm'), name);
   assert.match(all, /first RPC after \d+ ms/);
   assert.match(all, /Cluster NACK \(Cluster "demo-cluster": ring_hash_lb_config\.minimum_ring_size/);
+  // xds: the affinity figure is given for the RING_HASH phases (and the return to ROUND_ROBIN that ends it),
+  // not for the round_robin phases before, where it would measure chance.
+  const xdsPhase = (name: string) => {
+    const line = new RegExp(`^ {4}${name}: [^\\n]*$`, 'm').exec(all)?.[0];
+    assert.ok(line, `the summary has a line for the xds phase "${name}"`);
+    return line;
+  };
+  for (const name of ['v1', 'v2', 'priority 0’s backends stop', 'priority 0’s backends are back'])
+    assert.doesNotMatch(xdsPhase(name), /usual backend/, name);
+  for (const name of ['v3', 'v4', 'v5'])
+    assert.match(xdsPhase(name), /; users on their usual backend \d+%$/, name);
 });

@@ -2,6 +2,7 @@
 // as it changes, and prints what the clients say (ACK / NACK) until SIGTERM or Ctrl-C.
 import { readFileSync, writeFileSync } from 'node:fs';
 import {
+  type AckRecord,
   ControlPlane,
   type ControlPlaneEvent,
   parseResourceText,
@@ -44,7 +45,7 @@ export async function runControlPlane(options: ControlPlaneCommandOptions, io: C
   }
   io.out(`serving version ${plane.version} from ${file}: ${plane.resources.summary()}`);
   plane.onEvent((event) => {
-    const line = describeEvent(event);
+    const line = describeEvent(event, file);
     if (line) io.out(line);
   });
   try {
@@ -76,7 +77,7 @@ export async function runControlPlane(options: ControlPlaneCommandOptions, io: C
 }
 
 /** One line per event worth a person's attention; responses sent are not printed (the ACK says it all). */
-function describeEvent(event: ControlPlaneEvent): string | undefined {
+function describeEvent(event: ControlPlaneEvent, file: string): string | undefined {
   switch (event.kind) {
     case 'version':
       return `serving version ${event.version}: ${event.summary}`;
@@ -85,10 +86,28 @@ function describeEvent(event: ControlPlaneEvent): string | undefined {
     case 'disconnected':
       return `client ${event.nodeId || '?'} (stream ${event.streamId}) disconnected: ${event.reason}`;
     case 'ack':
-      return `ACK  ${event.ack.nodeId || '?'} ${shortTypeName(event.ack.typeUrl)} version ${event.ack.version} [${event.ack.resourceNames.join(', ') || '*'}]`;
+      return `ACK  ${event.ack.nodeId || '?'} ${shortTypeName(event.ack.typeUrl)} version ${event.ack.version}${subscription(event.ack)}`;
+    case 'unknown-name': {
+      const type = shortTypeName(event.typeUrl);
+      return `client ${event.nodeId || '?'} (stream ${event.streamId}) asked for ${type} "${event.name}", which ${file} does not have (${namesThere(type, event.known)})`;
+    }
     case 'nack':
       return `NACK ${event.nack.nodeId || '?'} ${shortTypeName(event.nack.typeUrl)} version ${event.nack.version}: ${event.nack.reason}`;
     default:
       return undefined;
   }
+}
+
+/** `it has Listener "a", "b"`, the first few of a long list, or `it has no Listener`. */
+function namesThere(type: string, names: readonly string[]): string {
+  if (names.length === 0) return `it has no ${type}`;
+  const shown = names.slice(0, 5).map((n) => `"${n}"`);
+  const more = names.length > shown.length ? ` and ${names.length - shown.length} more` : '';
+  return `it has ${type} ${shown.join(', ')}${more}`;
+}
+
+/** ` [a, b]`, ` [*]` for a wildcard, or what an empty list that is no wildcard says: an unsubscribe. */
+function subscription(ack: AckRecord): string {
+  if (ack.resourceNames.length > 0) return ` [${ack.resourceNames.join(', ')}]`;
+  return ack.wildcard ? ' [*]' : `; unsubscribed from all ${shortTypeName(ack.typeUrl)}s`;
 }

@@ -1,4 +1,5 @@
 import { type ServiceError, status } from '@grpc/grpc-js';
+import { count } from '../count.js';
 import { type BackendClientType, whoami } from '../loopback-backends.js';
 
 /**
@@ -73,8 +74,7 @@ export class LoadGenerator {
   /** `2 RPCs in flight on <where> failed` plus the last status, or '' when none failed. */
   describeFailures(where: string): string {
     if (this.failures === 0) return '';
-    const rpcs = this.failures === 1 ? '1 RPC' : `${this.failures} RPCs`;
-    return `${rpcs} in flight on ${where} failed; the last error was ${this.lastFailure}`;
+    return `${count(this.failures, 'RPC')} in flight on ${where} failed; the last error was ${this.lastFailure}`;
   }
 
   snapshot(): Map<string, number> {

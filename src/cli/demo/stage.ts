@@ -14,6 +14,8 @@ export interface Cue {
    * evenly. Default: 60 RPCs served in the phase.
    */
   readonly settled?: (served: ReadonlyMap<string, number>) => boolean;
+  /** Whether the phase is about session affinity (hashing a key), so its summary gives the affinity. */
+  readonly showsAffinity?: boolean;
 }
 
 export interface StageOptions {
@@ -38,6 +40,8 @@ export interface Phase {
   readonly failures: number;
   /** False when a fast-paced phase hit its time limit before its outcome showed. */
   readonly settled: boolean;
+  /** From its cue: the phase is about session affinity. */
+  readonly showsAffinity: boolean;
 }
 
 const atLeast60 = (served: ReadonlyMap<string, number>) => total(served) >= 60;
@@ -118,6 +122,7 @@ export async function playStage(o: StageOptions): Promise<Phase[]> {
       routes: diff(o.load.routes, routesFrom),
       failures: o.load.failures - failuresFrom,
       settled: settled(served),
+      showsAffinity: cue.showsAffinity === true,
     });
     if (!done) o.view.event(`(this phase did not show its outcome within ${limitMs / 1000} s)`);
   }
@@ -157,6 +162,21 @@ export function describeShares(served: ReadonlyMap<string, number>): string {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([k, v]) => `${k} ${((100 * v) / all).toFixed(0)}%`)
     .join(' ');
+}
+
+/**
+ * `v3: a1 40% b1 60%; users on their usual backend 100%`: the phase (its label up to the colon), each backend's
+ * share, and, in a phase about session affinity, the affinity. Elsewhere (round_robin spreading every user
+ * over the backends) that figure would only measure chance, so it is left out.
+ */
+export function describePhaseTraffic(p: Phase): string {
+  const colon = p.label.indexOf(':');
+  const name = colon < 0 ? p.label : p.label.slice(0, colon);
+  const affinityNote =
+    p.showsAffinity && p.routes.size > 0
+      ? `; users on their usual backend ${(100 * affinity(p.routes)).toFixed(0)}%`
+      : '';
+  return `${name}: ${describeShares(p.served) || 'no RPCs'}${affinityNote}`;
 }
 
 export function describePhase(p: Phase): string {

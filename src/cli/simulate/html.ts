@@ -1,3 +1,5 @@
+import { count } from '../count.js';
+import { LABEL_FONT_SIZE, LABEL_ROW_HEIGHT, layoutEventLabels } from './event-labels.js';
 import { type Dimension, describeAction, groups, shares } from './report.js';
 import type { SimulationReport } from './run-scenario.js';
 import type { Scenario } from './scenario.js';
@@ -21,6 +23,8 @@ const WIDTH = 1200;
 const HEIGHT = 240;
 const PAD = 40;
 const BAND_HEIGHT = 60;
+/** The top of the first row of event labels. */
+const LABEL_TOP = 4;
 const STATE_COLORS: Readonly<Record<string, string>> = {
   READY: '#59a14f',
   CONNECTING: '#edc948',
@@ -78,15 +82,27 @@ function chart(report: SimulationReport, dimension: Dimension, scenario: Scenari
       `<polygon points="${points.join(' ')}" fill="${colorOf(name, gi)}" opacity="0.85"><title>${escapeHtml(name)}</title></polygon>`,
     );
   });
-  const seenAt = new Map<number, number>();
-  const markers = report.events.map((ev) => {
-    const px = x(ev.atMs);
-    // Events at the same moment stack their labels instead of overprinting them.
-    const row = seenAt.get(ev.atMs) ?? 0;
-    seenAt.set(ev.atMs, row + 1);
-    const label = escapeHtml(`${describeAction(ev)} ${Object.values(ev.target)[0]}`);
-    return `<line x1="${px}" x2="${px}" y1="${PAD / 2}" y2="${HEIGHT - PAD}" stroke="#333" stroke-dasharray="4 3"/><text x="${px + 3}" y="${PAD / 2 + 10 + 12 * row}" font-size="11">${label}</text>`;
-  });
+  // Event labels sit in rows above the plot, so that labels of events close in time never overlap.
+  const labels = layoutEventLabels(
+    report.events.map((ev) => ({
+      x: x(ev.atMs),
+      text: `${describeAction(ev)} ${Object.values(ev.target)[0]}`,
+    })),
+    WIDTH,
+  );
+  const rows = labels.reduce((n, l) => Math.max(n, l.row + 1), 0);
+  // The plot moves down by what the rows need beyond the top padding's upper half, where one row fits.
+  const shift = Math.max(0, LABEL_TOP + rows * LABEL_ROW_HEIGHT - PAD / 2);
+  const rowTop = (row: number) => LABEL_TOP + row * LABEL_ROW_HEIGHT;
+  const markers = labels.map(
+    (l) =>
+      `<line x1="${l.x}" x2="${l.x}" y1="${rowTop(l.row)}" y2="${shift + HEIGHT - PAD}" stroke="#333" stroke-dasharray="4 3"/>`,
+  );
+  // A white halo keeps a label readable where another event's marker line crosses its row.
+  const texts = labels.map(
+    (l) =>
+      `<text x="${l.textX.toFixed(1)}" y="${rowTop(l.row) + LABEL_FONT_SIZE}" font-size="${LABEL_FONT_SIZE}"${l.anchor === 'end' ? ' text-anchor="end"' : ''} stroke="#fff" stroke-width="3" paint-order="stroke">${escapeHtml(l.text)}</text>`,
+  );
   const axis = [0, 0.5, 1].map(
     (v) =>
       `<text x="4" y="${y(v) + 4}" font-size="11">${v * 100}%</text><line x1="${PAD}" x2="${WIDTH - PAD}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
@@ -95,8 +111,9 @@ function chart(report: SimulationReport, dimension: Dimension, scenario: Scenari
     .map((g, gi) => `<span class="key"><i style="background:${colorOf(g, gi)}"></i>${escapeHtml(g)}</span>`)
     .join(' ');
   return `<h2>Share by ${dimension}</h2><div>${legend}</div>
-<svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="share by ${dimension}">
-${axis.join('\n')}${layers.join('\n')}${markers.join('\n')}${timeTicks(report, x, HEIGHT - PAD + 16)}</svg>`;
+<svg viewBox="0 0 ${WIDTH} ${HEIGHT + shift}" role="img" aria-label="share by ${dimension}">
+<g transform="translate(0 ${shift})">${axis.join('\n')}${layers.join('\n')}${timeTicks(report, x, HEIGHT - PAD + 16)}</g>
+${markers.join('\n')}${texts.join('\n')}</svg>`;
 }
 
 function timeTicks(report: SimulationReport, x: (ms: number) => number, at: number): string {
@@ -136,7 +153,7 @@ function errorBand(report: SimulationReport, scenario: Scenario): string {
     const share = calls === 0 ? 0 : step.errors / calls;
     const end = Math.min(step.atMs + scenario.stepMs, scenario.durationMs);
     const h = share * 30;
-    return `<rect x="${x(step.atMs).toFixed(1)}" y="${(40 - h).toFixed(1)}" width="${(x(end) - x(step.atMs)).toFixed(1)}" height="${h.toFixed(1)}" fill="${FAILED_COLOR}"><title>${step.atMs / 1000}s: ${step.errors} of ${calls} calls failed</title></rect>`;
+    return `<rect x="${x(step.atMs).toFixed(1)}" y="${(40 - h).toFixed(1)}" width="${(x(end) - x(step.atMs)).toFixed(1)}" height="${h.toFixed(1)}" fill="${FAILED_COLOR}"><title>${step.atMs / 1000}s: ${step.errors} of ${count(calls, 'call')} failed</title></rect>`;
   });
   return `<h2>Calls that failed on a backend (share of each step's calls)</h2>
 <svg viewBox="0 0 ${WIDTH} ${BAND_HEIGHT}" role="img" aria-label="call errors">
@@ -149,7 +166,7 @@ const secondsText = (ms: number) => `${ms / 1000} s`;
 function whatWasSimulated(scenario: Scenario): string {
   const settings = Object.entries(scenario.settings);
   return (
-    `Simulated ${secondsText(scenario.durationMs)} of virtual time at ${scenario.rps} requests/s, ` +
+    `Simulated ${secondsText(scenario.durationMs)} of virtual time at ${count(scenario.rps, 'request')}/s, ` +
     `sampled every ${secondsText(scenario.stepMs)}; healthy backends connect in ${scenario.connectMs} ms; ` +
     `seed ${scenario.seed}; timers and channel settings: ` +
     (settings.length === 0

@@ -1,3 +1,4 @@
+import { count } from '../count.js';
 import type { EndpointInfo, SimulationReport, Step } from './run-scenario.js';
 import type { ScenarioEvent } from './scenario.js';
 
@@ -60,7 +61,7 @@ export function textReport(report: SimulationReport): string {
     while (e < report.events.length && report.events[e]!.atMs < step.atMs + 1) {
       const ev = report.events[e++]!;
       lines.push(
-        `  ${secs(ev.atMs).padStart(6)}  ── ${describeAction(ev)} ${JSON.stringify(ev.target)} (${ev.addresses.length} addresses)`,
+        `  ${secs(ev.atMs).padStart(6)}  ── ${describeAction(ev)} ${JSON.stringify(ev.target)} (${count(ev.addresses.length, 'address', 'addresses')})`,
       );
     }
     lines.push(

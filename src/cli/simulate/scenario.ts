@@ -17,6 +17,7 @@
  * calls return (each pick is a call that ends at once): a failure rate that outlier detection reacts to
  * (A50), and the load report — CPU utilization, optionally qps — that weighted_round_robin weighs (A58).
  */
+import { closestName } from '../closest-name.js';
 
 export type ConnectionAction = 'fail' | 'hang' | 'recover' | 'unhealthy' | 'healthy';
 export type EventAction = ConnectionAction | 'errors' | 'report';
@@ -94,11 +95,28 @@ export function parseDuration(value: unknown, path: string): number {
 
 const SCENARIO_FIELDS = ['duration', 'rps', 'step', 'connect', 'seed', 'settings', 'events'];
 
-/** A misspelled field would otherwise be ignored silently: name it, and what the object accepts. */
+/** A misspelled field would otherwise be ignored silently: name it, the field meant, and what the object accepts. */
 function rejectUnknownFields(o: Record<string, unknown>, allowed: readonly string[], path: string): void {
-  for (const key of Object.keys(o))
-    if (!allowed.includes(key))
-      throw new ScenarioError(`${path}.${key}: unknown field (expected one of ${allowed.join(', ')})`);
+  for (const key of Object.keys(o)) {
+    if (allowed.includes(key)) continue;
+    const meant = closestName(key, allowed);
+    throw new ScenarioError(
+      `${path}.${key}: unknown field${meant ? `; did you mean "${meant}"?` : ''} (expected one of ${allowed.join(', ')})`,
+    );
+  }
+}
+
+/** An event's keys are `at` and its action: a misspelled action is named, with the action it is nearest. */
+function rejectUnknownEventKeys(event: Record<string, unknown>, path: string): void {
+  const allowed: readonly string[] = ['at', ...ACTIONS];
+  for (const key of Object.keys(event)) {
+    if (allowed.includes(key)) continue;
+    const meant = closestName(key, allowed);
+    const what = meant === 'at' ? 'field' : 'action';
+    throw new ScenarioError(
+      `${path}.${key}: unknown ${meant ? `${what}; did you mean "${meant}"?` : 'field'} (an event has "at" and one action of ${ACTIONS.join(', ')})`,
+    );
+  }
 }
 
 function positive(value: unknown, path: string, fallback: number): number {
@@ -183,10 +201,10 @@ export function parseScenario(raw: unknown): Scenario {
         const path = `scenario.events[${i}]`;
         if (typeof e !== 'object' || e === null) throw new ScenarioError(`${path}: expected an object`);
         const ev = e as Record<string, unknown>;
+        rejectUnknownEventKeys(ev, path);
         const actions = ACTIONS.filter((a) => a in ev);
         if (actions.length !== 1)
           throw new ScenarioError(`${path}: name exactly one action of ${ACTIONS.join(', ')}`);
-        rejectUnknownFields(ev, ['at', ...ACTIONS], path);
         const action = actions[0]!;
         const atMs = parseDuration(ev.at, `${path}.at`);
         if (atMs >= durationMs)

@@ -1,3 +1,4 @@
+import { count } from '../../count.js';
 import { newClient, startBackends } from '../../loopback-backends.js';
 import { LoadGenerator } from '../load-generator.js';
 import type { Pace } from '../pace.js';
@@ -80,7 +81,7 @@ export async function playOutlierDetection({ view, pace }: ScenarioContext): Pro
     return {
       notes: [
         ...phases.map(describePhase),
-        `od-2 failed ${flaky.failed} calls in all, ${failing?.failures ?? 0} of them before it was ejected`,
+        `od-2 failed ${count(flaky.failed, 'call')} in all, ${failing?.failures ?? 0} of them before it was ejected`,
       ],
       expectations: [
         {

@@ -5,7 +5,7 @@ import { BackendClient, startBackends, whoami } from '../../loopback-backends.js
 import { ControlPlaneLog } from '../control-plane-log.js';
 import { LoadGenerator } from '../load-generator.js';
 import type { ScenarioContext, ScenarioResult } from '../scenario.js';
-import { affinity, describeShares, type Phase, playStage, servedBy, total } from '../stage.js';
+import { affinity, describePhaseTraffic, type Phase, playStage, servedBy, total } from '../stage.js';
 
 const NODE_ID = 'lbtree-demo';
 const USERS = Array.from({ length: 12 }, (_, i) => `user-${i + 1}`);
@@ -128,6 +128,7 @@ export async function playXds({ view, pace }: ScenarioContext): Promise<Scenario
         },
         {
           label: 'v3: ROUND_ROBIN → RING_HASH: each user (x-user header) sticks to one backend',
+          showsAffinity: true,
           action: async () => {
             versions.ring = await push(
               'RING_HASH on x-user',
@@ -138,6 +139,7 @@ export async function playXds({ view, pace }: ScenarioContext): Promise<Scenario
         },
         {
           label: 'v4: a bad Cluster (minimum ring size above the maximum): NACKed, v3 keeps serving',
+          showsAffinity: true,
           action: async () => {
             versions.bad = await push(
               'RING_HASH with min 4096 > max 1024',
@@ -148,6 +150,7 @@ export async function playXds({ view, pace }: ScenarioContext): Promise<Scenario
         },
         {
           label: 'v5: the fix (back to ROUND_ROBIN): ACKed and applied, users spread again',
+          showsAffinity: true,
           action: async () => {
             versions.fixed = await push(
               'ROUND_ROBIN again',
@@ -167,11 +170,7 @@ export async function playXds({ view, pace }: ScenarioContext): Promise<Scenario
         'control plane pushes and the client’s answers:',
         ...log.lines().map((l) => `  ${l}`),
         'traffic per phase:',
-        ...phases.map(
-          (p) =>
-            `  ${p.label.slice(0, p.label.indexOf(':'))}: ${describeShares(p.served) || 'no RPCs'}` +
-            (p.routes.size > 0 ? `; users on their usual backend ${pct(affinity(p.routes))}` : ''),
-        ),
+        ...phases.map((p) => `  ${describePhaseTraffic(p)}`),
         load.describeFailures('priority 0 when its backends stopped'),
       ].filter(Boolean),
       expectations: [
