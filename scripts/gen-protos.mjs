@@ -6,10 +6,14 @@
 // grpc-js-xds does not carry). They are staged into one temporary source root, compiled by buf into an
 // image WITHOUT source info (so no comment of the .proto files is copied), and only the files listed
 // below plus their transitive imports are generated. Well-known types come from @bufbuild/protobuf/wkt.
+//
+// The generator, protoc-gen-es, is not a devDependency: its releases since 2.14 ask for Node >= 22, so
+// `npm ci` on Node 20 (lbtree's floor) warned EBADENGINE for a tool only this script uses. It is installed
+// here, at the version that wrote the committed code (each generated file names it), into the staging folder.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { delimiter, join, relative } from 'node:path';
 
 const ROOTS = [
   'node_modules/@grpc/grpc-js-xds/deps/envoy-api',
@@ -58,8 +62,10 @@ export const WANTED = [
   'envoy/extensions/http/stateful_session/cookie/v3/cookie.proto',
 ];
 
-function run(command, args) {
-  const result = spawnSync(command, args, { stdio: 'inherit' });
+export const PROTOC_GEN_ES = '@bufbuild/protoc-gen-es@2.17.0';
+
+function run(command, args, env = process.env) {
+  const result = spawnSync(command, args, { stdio: 'inherit', env });
   if (result.status !== 0)
     throw new Error(`gen-protos: ${command} ${args[0]} failed (exit ${result.status})`);
 }
@@ -143,7 +149,22 @@ try {
     '-o',
     image,
   ]);
-  run(buf, ['generate', image, '--template', 'scripts/buf.gen.yaml']);
+  const plugin = join(stage, 'plugin');
+  run('npm', [
+    'install',
+    '--prefix',
+    plugin,
+    '--no-save',
+    '--no-audit',
+    '--no-fund',
+    '--ignore-scripts',
+    '--engine-strict=false',
+    '--loglevel=error', // its EBADENGINE warning on Node 20: this version runs there (it wrote the committed code)
+    PROTOC_GEN_ES,
+  ]);
+  // scripts/buf.gen.yaml names the plugin `protoc-gen-es`, found on PATH: the copy just installed.
+  const path = `${join(plugin, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}`;
+  run(buf, ['generate', image, '--template', 'scripts/buf.gen.yaml'], { ...process.env, PATH: path });
   writeFileIndex();
   console.log(`gen-protos: generated ${WANTED.length} files and their imports into src/protos/gen`);
 } finally {
