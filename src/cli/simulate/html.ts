@@ -6,6 +6,9 @@ import type { Scenario } from './scenario.js';
 
 const QUEUED_COLOR = '#d0d0d0';
 const FAILED_COLOR = '#333333';
+/** xds_cluster_impl's drops (A37 drop_overloads) and circuit-breaking refusals. */
+const DROPPED_COLOR = '#b07aa1';
+const REFUSED_COLOR = '#9c755f';
 const COLORS = [
   '#4e79a7',
   '#f28e2b',
@@ -38,6 +41,8 @@ const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(
 function colorOf(name: string, index: number): string {
   if (name === '(queued)') return QUEUED_COLOR;
   if (name === '(failed)') return FAILED_COLOR;
+  if (name === '(dropped)') return DROPPED_COLOR;
+  if (name === '(refused)') return REFUSED_COLOR;
   return COLORS[index % COLORS.length]!;
 }
 
@@ -53,7 +58,14 @@ function timeScale(durationMs: number): (ms: number) => number {
  */
 function chart(report: SimulationReport, dimension: Dimension, scenario: Scenario): string {
   // Requests that were queued or failed get their own bands, so a priority failover gap shows as such.
-  const names = [...groups(report, dimension), '(queued)', '(failed)'];
+  // xds_cluster_impl's drops and circuit-breaking refusals too, when the run had any.
+  const cut = report.steps.some((s) => s.dropped.size > 0 || s.refused > 0);
+  const names = [
+    ...groups(report, dimension),
+    '(queued)',
+    ...(cut ? ['(dropped)', '(refused)'] : []),
+    '(failed)',
+  ];
   const steps = report.steps;
   const n = steps.length;
   const x = timeScale(scenario.durationMs);
@@ -63,6 +75,13 @@ function chart(report: SimulationReport, dimension: Dimension, scenario: Scenari
     const s = shares(step, report.endpoints, dimension);
     s.set('(queued)', step.queued);
     s.set('(failed)', step.failed);
+    if (cut) {
+      s.set(
+        '(dropped)',
+        [...step.dropped.values()].reduce((a, b) => a + b, 0),
+      );
+      s.set('(refused)', step.refused);
+    }
     const total = [...s.values()].reduce((a, b) => a + b, 0);
     return names.map((g) => (total === 0 ? 0 : (s.get(g) ?? 0) / total));
   });

@@ -51,6 +51,15 @@ function describeShares(step: Step, report: SimulationReport, dimension: Dimensi
     .join(' ');
 }
 
+/** `dropped throttle=12 lb=3 refused=4`: what xds_cluster_impl did in a step, or '' when nothing. */
+function describeDrops(dropped: ReadonlyMap<string, number>, refused: number, lead: string): string {
+  const parts = [...dropped].map(([category, n]) => `${category}=${n}`);
+  return (
+    (parts.length > 0 ? `${lead}dropped ${parts.join(' ')}` : '') +
+    (refused > 0 ? `${lead}refused=${refused}` : '')
+  );
+}
+
 /** The text timeline: one line per step, events where they happen, then the overall shares. */
 export function textReport(report: SimulationReport): string {
   const lines: string[] = [];
@@ -69,6 +78,7 @@ export function textReport(report: SimulationReport): string {
         `   locality: ${describeShares(step, report, 'locality')}` +
         (showEndpoints ? `   endpoint: ${describeShares(step, report, 'endpoint')}` : '') +
         (step.queued || step.failed ? `   queued=${step.queued} failed=${step.failed}` : '') +
+        describeDrops(step.dropped, step.refused, '   ') +
         (step.errors ? `   call errors=${step.errors}` : ''),
     );
   }
@@ -92,5 +102,16 @@ export function textReport(report: SimulationReport): string {
   const failed = report.steps.reduce((a, s) => a + s.failed, 0);
   const errors = report.steps.reduce((a, s) => a + s.errors, 0);
   lines.push(`  requests queued: ${queued}, failed: ${failed}; calls that failed on a backend: ${errors}`);
+  const dropped = new Map<string, number>();
+  for (const step of report.steps)
+    for (const [category, n] of step.dropped) dropped.set(category, (dropped.get(category) ?? 0) + n);
+  const refused = report.steps.reduce((a, s) => a + s.refused, 0);
+  if (dropped.size > 0 || refused > 0) {
+    const byCategory = [...dropped].map(([category, n]) => `${category} ${n}`).join(', ');
+    lines.push(
+      `  xds_cluster_impl: dropped ${dropped.size > 0 ? `by category: ${byCategory}` : 'none'}; ` +
+        `refused by circuit breaking: ${refused}`,
+    );
+  }
   return lines.join('\n');
 }

@@ -35,6 +35,10 @@ export interface Step {
   readonly picks: ReadonlyMap<string, number>;
   readonly queued: number;
   readonly failed: number;
+  /** Calls xds_cluster_impl dropped, per EDS drop category (A37 drop_overloads). */
+  readonly dropped: ReadonlyMap<string, number>;
+  /** Calls xds_cluster_impl refused by circuit breaking (max_requests in flight, A37). */
+  readonly refused: number;
   /** Calls that reached a backend and failed there (the scenario's `errors` events). */
   readonly errors: number;
 }
@@ -202,6 +206,8 @@ export function runScenario(
     const picks = new Map<string, number>();
     let queued = 0;
     let failed = 0;
+    let refused = 0;
+    const dropped = new Map<string, number>();
     let errors = 0;
     while (nextPickAt < stepEnd) {
       while (nextEvent < scenario.events.length && scenario.events[nextEvent]!.atMs <= nextPickAt) {
@@ -224,14 +230,23 @@ export function runScenario(
         const fails = backend !== undefined && backend.errorRate > 0 && callRandom() < backend.errorRate;
         if (fails) errors++;
         result.onCallStarted?.();
-        result.onCallEnded?.(fails ? backend.failure : OK_STATUS, { backendMetrics: backend?.report });
+        const end = () =>
+          result.onCallEnded?.(fails ? backend.failure : OK_STATUS, { backendMetrics: backend?.report });
+        // A call that takes time stays in flight (circuit breaking counts it) until its end on the clock.
+        if (scenario.callMs > 0) sim.clock.setTimer(scenario.callMs, end);
+        else end();
         sim.flush();
       } else if (result.type === 'queue') queued++;
-      else failed++;
+      else if (result.type === 'drop' && result.dropReason !== undefined) {
+        if ('category' in result.dropReason) {
+          const category = result.dropReason.category;
+          dropped.set(category, (dropped.get(category) ?? 0) + 1);
+        } else refused++;
+      } else failed++;
       nextPickAt += intervalMs;
     }
     sim.advance(Math.max(0, stepEnd - sim.now));
-    steps.push({ atMs: stepStart, state: sim.state, picks, queued, failed, errors });
+    steps.push({ atMs: stepStart, state: sim.state, picks, queued, failed, dropped, refused, errors });
   }
   sim.destroy();
   return { endpoints, steps, events: applied };

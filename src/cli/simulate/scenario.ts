@@ -5,6 +5,7 @@
  *   rps: 100               # requests per virtual second
  *   step: 1s               # timeline resolution
  *   connect: 20ms          # how long a healthy backend takes to connect
+ *   call: 0ms              # how long each call stays in flight (circuit breaking counts calls in flight)
  *   seed: 1
  *   settings: { grpc.priority_failover_timeout_ms: 10000 }   # channel settings
  *   events:
@@ -72,6 +73,8 @@ export interface Scenario {
   readonly rps: number;
   readonly stepMs: number;
   readonly connectMs: number;
+  /** How long each call stays in flight on its backend (0: it ends at once). */
+  readonly callMs: number;
   readonly seed: number;
   readonly settings: Readonly<Record<string, unknown>>;
   readonly events: readonly ScenarioEvent[];
@@ -93,7 +96,7 @@ export function parseDuration(value: unknown, path: string): number {
   return m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
 }
 
-const SCENARIO_FIELDS = ['duration', 'rps', 'step', 'connect', 'seed', 'settings', 'events'];
+const SCENARIO_FIELDS = ['duration', 'rps', 'step', 'connect', 'call', 'seed', 'settings', 'events'];
 
 /** A misspelled field would otherwise be ignored silently: name it, the field meant, and what the object accepts. */
 function rejectUnknownFields(o: Record<string, unknown>, allowed: readonly string[], path: string): void {
@@ -194,6 +197,7 @@ export function parseScenario(raw: unknown): Scenario {
     rps: positive(o.rps, 'scenario.rps', 100),
     stepMs: parseDuration(o.step ?? '1s', 'scenario.step') || 1000,
     connectMs: parseDuration(o.connect ?? '20ms', 'scenario.connect'),
+    callMs: parseDuration(o.call ?? '0ms', 'scenario.call'),
     seed: typeof o.seed === 'number' ? o.seed : 1,
     settings: settings as Record<string, unknown>,
     events: events
