@@ -10,7 +10,6 @@ import {
   xxh64,
 } from '../../src/hash/index.js';
 import { seededRandom } from '../../src/sim/index.js';
-import { parseHashPolicies } from '../../src/xds/route-hash-policy.js';
 
 const MASK = (1n << 64n) - 1n;
 const rotl1 = (h: bigint) => ((h << 1n) | (h >> 63n)) & MASK;
@@ -222,69 +221,6 @@ describe('regex rewrite (A42 header policy: Envoy RegexMatchAndSubstitute with R
       assert.throws(
         () => new RegexRewrite('(a)', substitution, '$.p', '$.s'),
         (e: unknown) => e instanceof ConfigError && e.path === '$.s' && message.test(e.problem),
-      );
-    }
-  });
-});
-
-describe('parsing xDS RouteAction.hash_policy (A42 "XdsClient Changes")', () => {
-  test('reads every policy type in proto3 JSON, under either field spelling', () => {
-    const parsed = parseHashPolicies([
-      { header: { header_name: 'x-user' }, terminal: true },
-      {
-        header: {
-          headerName: 'x-path',
-          regexRewrite: { pattern: { regex: '^/(.*)$', google_re2: {} }, substitution: '\\1' },
-        },
-      },
-      { filter_state: { key: 'io.grpc.channel_id' } },
-      { filterState: { key: 'other' } },
-      { cookie: { name: 'session' } },
-      { connection_properties: { source_ip: true } },
-      { queryParameter: { name: 'q' } },
-      { somethingNew: {} },
-    ]);
-    assert.deepEqual(parsed, [
-      { type: 'header', headerName: 'x-user', terminal: true },
-      {
-        type: 'header',
-        headerName: 'x-path',
-        regexRewrite: { pattern: '^/(.*)$', substitution: '\\1' },
-        terminal: false,
-      },
-      { type: 'filter_state', key: 'io.grpc.channel_id', terminal: false },
-      { type: 'filter_state', key: 'other', terminal: false },
-      { type: 'cookie', terminal: false },
-      { type: 'connection_properties', terminal: false },
-      { type: 'query_parameter', terminal: false },
-      { type: 'unknown', terminal: false },
-    ]);
-    const hasher = new RequestHasher(parsed);
-    assert.equal(hasher.hash(metadata({ 'x-user': 'u' }), CHANNEL, NO_RANDOM), xxh64('u'));
-  });
-
-  test('rejects a bad entry with the JSON path of the problem', () => {
-    const cases: [unknown, string][] = [
-      [{}, '$'],
-      [[{ header: {} }], '$[0].header.headerName'],
-      [[{ header: { header_name: '' } }], '$[0].header.header_name'],
-      [
-        [{ header: { header_name: 'x', regex_rewrite: { pattern: { regex: '(' } } } }],
-        '$[0].header.regex_rewrite.pattern.regex',
-      ],
-      [
-        [{ header: { header_name: 'x', regex_rewrite: { pattern: { regex: 'a' }, substitution: '\\1' } } }],
-        '$[0].header.regex_rewrite.substitution',
-      ],
-      [[{ header: { header_name: 'x', regexRewrite: {} } }], '$[0].header.regexRewrite.pattern'],
-      [[{ filter_state: {} }], '$[0].filter_state.key'],
-      [[{ terminal: 'yes' }], '$[0].terminal'],
-    ];
-    for (const [json, path] of cases) {
-      assert.throws(
-        () => parseHashPolicies(json),
-        (e: unknown) => e instanceof ConfigError && e.path === path,
-        JSON.stringify(json),
       );
     }
   });
