@@ -24,6 +24,7 @@ import {
   workMeter,
 } from '../core/index.js';
 import { ChildPolicy } from './shared/child-policy.js';
+import { SingleChildPolicy } from './shared/single-child-policy.js';
 import {
   WEIGHTED_TARGET,
   type WeightedTargetChildConfig,
@@ -248,8 +249,8 @@ class LocalityTargets implements ReadonlyMap<string, WeightedTargetChildConfig> 
  * tells weighted_target to deal endpoints by locality (where a path element naming it would be prepended to
  * each endpoint's hierarchical path, A56, and peeled off again one level down).
  */
-export class WrrLocality implements LoadBalancer<WrrLocalityConfig> {
-  private readonly child: ChildPolicy;
+export class WrrLocality extends SingleChildPolicy implements LoadBalancer<WrrLocalityConfig> {
+  protected readonly child: ChildPolicy;
   /** Locality weights of the last list that had any: a resolver error keeps them (and the child its list). */
   private weights: ReadonlyMap<string, number> | null = null;
   /** Set while the latest list gave no locality: our own failure is reported and the child's is not. */
@@ -259,12 +260,12 @@ export class WrrLocality implements LoadBalancer<WrrLocalityConfig> {
   private childStatus: Status | null = null;
   private childPicker: Picker | null = null;
   private childReports = 0;
-  private destroyed = false;
 
   constructor(
     private readonly helper: Helper,
     private readonly registry: PolicyLookup,
   ) {
+    super();
     this.child = new ChildPolicy(
       childHelper(helper, {
         updateState: (state, status, picker) => this.onChildReport(state, status, picker),
@@ -302,19 +303,6 @@ export class WrrLocality implements LoadBalancer<WrrLocalityConfig> {
     }
     this.weights = groups.weights;
     return this.delegate(groups.weights, update, update.endpoints);
-  }
-
-  exitIdle(): void {
-    this.child.exitIdle();
-  }
-
-  resetBackoff(): void {
-    this.child.resetBackoff();
-  }
-
-  destroy(): void {
-    this.destroyed = true;
-    this.child.destroy();
   }
 
   private delegate(

@@ -12,6 +12,7 @@ import {
   type Status,
 } from '../../core/index.js';
 import { ChildPolicy } from '../shared/child-policy.js';
+import { SingleChildPolicy } from '../shared/single-child-policy.js';
 import {
   countsCalls,
   OUTLIER_DETECTION,
@@ -32,9 +33,12 @@ import { OutlierDetectionPicker } from './picker.js';
  * through pick hooks, and every interval ejects the endpoints whose success rate is an outlier or whose failure
  * percentage is over the threshold, by making their subchannels' health TRANSIENT_FAILURE.
  */
-export class OutlierDetection implements LoadBalancer<OutlierDetectionConfig>, EjectionContext {
+export class OutlierDetection
+  extends SingleChildPolicy
+  implements LoadBalancer<OutlierDetectionConfig>, EjectionContext
+{
   private config: OutlierDetectionConfig | null = null;
-  private readonly child: ChildPolicy;
+  protected readonly child: ChildPolicy;
   /** A61: ejection state by endpoint (unordered address set)… */
   private readonly byEndpoint = new Map<string, EndpointOutlierState>();
   /** …and by address, for the subchannels' call results and ejection. */
@@ -45,12 +49,12 @@ export class OutlierDetection implements LoadBalancer<OutlierDetectionConfig>, E
   /** A50: the timer start timestamp (null when unset) and the running timer. */
   private timerStartedAt: number | null = null;
   private cancelTimer: CancelTimer | null = null;
-  private destroyed = false;
 
   constructor(
     private readonly helper: Helper,
     registry: PolicyLookup,
   ) {
+    super();
     const recorder = {
       recordCall: (key: string, status: Status) => this.byAddress.get(key)?.recordCall(status.code === 0),
       released: (s: EjectableSubchannel) => {
@@ -197,19 +201,9 @@ export class OutlierDetection implements LoadBalancer<OutlierDetectionConfig>, E
     }
   }
 
-  exitIdle(): void {
-    this.child.exitIdle();
-  }
-
-  resetBackoff(): void {
-    this.child.resetBackoff();
-  }
-
-  destroy(): void {
-    this.destroyed = true;
+  protected override beforeChildDestroyed(): void {
     this.cancelTimer?.();
     this.cancelTimer = null;
-    this.child.destroy();
   }
 }
 

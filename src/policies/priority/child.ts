@@ -18,6 +18,7 @@ import {
 } from '../../core/index.js';
 import { ChildPolicy } from '../shared/child-policy.js';
 import { RetentionTimer } from '../shared/retention-timer.js';
+import { SingleChildPolicy } from '../shared/single-child-policy.js';
 import type { PriorityChildConfig } from './config.js';
 
 /** What a child needs from the priority policy that owns it. */
@@ -32,7 +33,7 @@ export interface PriorityChildOwner {
  * One child of priority_experimental with what A56 "Child Connectivity State Tracking" keeps for it: its
  * latest state, status and picker, its failover timer, and its deactivation (retention) timer.
  */
-export class PriorityChild {
+export class PriorityChild extends SingleChildPolicy {
   /** Until the child says otherwise it is taken to be connecting (A61: a new policy starts CONNECTING). */
   state: ConnectivityState = CONNECTING;
   status: Status = OK_STATUS;
@@ -41,10 +42,9 @@ export class PriorityChild {
   private seenReadyOrIdleSinceTransientFailure = false;
   private failoverTimer: CancelTimer | null = null;
   private readonly retention: RetentionTimer;
-  private destroyed = false;
   /** Whether the child has had its first update (its policy instance exists). */
   private updated = false;
-  private readonly policy: ChildPolicy;
+  protected readonly child: ChildPolicy;
   private readonly helper: Helper;
 
   constructor(
@@ -54,6 +54,7 @@ export class PriorityChild {
     private readonly owner: PriorityChildOwner,
     private failoverMs: number,
   ) {
+    super();
     this.helper = parent;
     const helper = childHelper(parent, {
       updateState: (state, status, picker) => this.onReport(state, status, picker),
@@ -61,7 +62,7 @@ export class PriorityChild {
         if (!this.ignoreReresolutionRequests && !this.destroyed) parent.requestReresolution();
       },
     });
-    this.policy = new ChildPolicy(helper, registry);
+    this.child = new ChildPolicy(helper, registry);
     this.retention = new RetentionTimer(parent.clock, () => owner.onRetentionExpired(this));
     // A56: the failover timer starts when the child is created.
     this.startFailoverTimer();
@@ -84,14 +85,14 @@ export class PriorityChild {
   ): boolean {
     this.ignoreReresolutionRequests = config.ignoreReresolutionRequests;
     this.failoverMs = failoverMs;
-    if (this.updated && this.policy.replacedBy(config.config)) {
+    if (this.updated && this.child.replacedBy(config.config)) {
       // A different policy under the same name starts from scratch, as a newly created child does.
       this.record(CONNECTING, OK_STATUS, queuePicker);
       this.seenReadyOrIdleSinceTransientFailure = false;
       this.startFailoverTimer();
     }
     this.updated = true;
-    return this.policy.update(config.config, endpoints, attributes, resolutionNote);
+    return this.child.update(config.config, endpoints, attributes, resolutionNote);
   }
 
   /** The retention timer of A56 "Child Lifetime Management"; a child already deactivated keeps its timer. */
@@ -104,19 +105,9 @@ export class PriorityChild {
     if (this.retention.stop()) this.helper.trace(() => `priority: reactivating child ${this.name}`);
   }
 
-  exitIdle(): void {
-    this.policy.exitIdle();
-  }
-
-  resetBackoff(): void {
-    this.policy.resetBackoff();
-  }
-
-  destroy(): void {
-    this.destroyed = true;
+  protected override beforeChildDestroyed(): void {
     this.cancelFailoverTimer();
     this.retention.stop();
-    this.policy.destroy();
   }
 
   private onReport(state: ConnectivityState, status: Status, picker: Picker): void {

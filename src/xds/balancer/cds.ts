@@ -24,6 +24,7 @@ import {
   unavailable,
 } from '../../core/index.js';
 import { ChildPolicy } from '../../policies/shared/child-policy.js';
+import { SingleChildPolicy } from '../../policies/shared/single-child-policy.js';
 import { xdsClustersOf } from '../xds-config.js';
 import {
   buildClusterChildTree,
@@ -61,17 +62,17 @@ class DropPicker implements Picker {
   }
 }
 
-export class CdsLb implements LoadBalancer<CdsConfig> {
-  private readonly child: ChildPolicy;
+export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> {
+  protected readonly child: ChildPolicy;
   /** Priority child names stay stable across EDS updates (A56) — one generator per cds instance. */
   private readonly priorities = new PriorityTreeGenerator();
   private hasChild = false;
-  private destroyed = false;
 
   constructor(
     private readonly helper: Helper,
     private readonly registry: PolicyLookup,
   ) {
+    super();
     this.child = new ChildPolicy(
       childHelper(helper, {
         updateState: (state, s, picker) => {
@@ -137,19 +138,6 @@ export class CdsLb implements LoadBalancer<CdsConfig> {
   private stopChild(): void {
     if (!this.hasChild) return;
     this.hasChild = false;
-    this.child.destroy();
-  }
-
-  exitIdle(): void {
-    this.child.exitIdle();
-  }
-
-  resetBackoff(): void {
-    this.child.resetBackoff();
-  }
-
-  destroy(): void {
-    this.destroyed = true;
     this.child.destroy();
   }
 }

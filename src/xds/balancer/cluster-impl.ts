@@ -26,6 +26,7 @@ import {
   unavailable,
 } from '../../core/index.js';
 import { ChildPolicy } from '../../policies/shared/child-policy.js';
+import { SingleChildPolicy } from '../../policies/shared/single-child-policy.js';
 import type { XdsDropCategory } from '../resources/cluster-load-assignment.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../resources/types.js';
 import { xdsClustersOf } from '../xds-config.js';
@@ -146,8 +147,8 @@ function withCallCounting(result: CompletePick, stats: ClusterCallStats): Comple
   });
 }
 
-export class ClusterImplLb implements LoadBalancer<ClusterImplConfig> {
-  private readonly child: ChildPolicy;
+export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<ClusterImplConfig> {
+  protected readonly child: ChildPolicy;
   private readonly random: () => number;
   private readonly hooked = new WeakMap<CompletePick, CompletePick>();
   private stats: ClusterCallStats | null = null;
@@ -156,7 +157,6 @@ export class ClusterImplLb implements LoadBalancer<ClusterImplConfig> {
   private overLimit: DropPick = Object.freeze({ type: 'drop', status: unavailable('') });
   /** The child's latest report, re-wrapped whenever drops or limits change. */
   private last: { state: Parameters<Helper['updateState']>[0]; status: Status; picker: Picker } | null = null;
-  private destroyed = false;
   /** While an update runs, child reports are only recorded; the update reports once at its end. */
   private updating = false;
 
@@ -164,6 +164,7 @@ export class ClusterImplLb implements LoadBalancer<ClusterImplConfig> {
     private readonly helper: Helper,
     registry: PolicyLookup,
   ) {
+    super();
     this.random = randomOf(helper);
     this.child = new ChildPolicy(
       childHelper(helper, {
@@ -221,17 +222,7 @@ export class ClusterImplLb implements LoadBalancer<ClusterImplConfig> {
     return accepted;
   }
 
-  exitIdle(): void {
-    this.child.exitIdle();
-  }
-
-  resetBackoff(): void {
-    this.child.resetBackoff();
-  }
-
-  destroy(): void {
-    this.destroyed = true;
-    this.child.destroy();
+  protected override beforeChildDestroyed(): void {
     if (this.stats !== null) releaseClusterCallStats(this.stats);
     this.stats = null;
   }

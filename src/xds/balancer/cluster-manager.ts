@@ -33,6 +33,7 @@ import {
   unavailable,
 } from '../../core/index.js';
 import { ChildPolicy } from '../../policies/shared/child-policy.js';
+import { SingleChildPolicy } from '../../policies/shared/single-child-policy.js';
 import { selectedCluster } from '../call-attributes.js';
 
 export const XDS_CLUSTER_MANAGER = 'xds_cluster_manager_experimental';
@@ -62,13 +63,12 @@ export function parseClusterManagerConfig(
 const NO_CHILDREN = unavailable('xds_cluster_manager has no clusters');
 
 /** One cluster's child: its policy and its latest report. */
-class ClusterChild {
+class ClusterChild extends SingleChildPolicy {
   /** A28 "Picking": until the child reports, its calls queue. */
   state: ConnectivityState = CONNECTING;
   status: Status = OK_STATUS;
   picker: Picker = queuePicker;
-  private readonly policy: ChildPolicy;
-  private destroyed = false;
+  protected readonly child: ChildPolicy;
 
   constructor(
     readonly name: string,
@@ -76,6 +76,7 @@ class ClusterChild {
     registry: PolicyLookup,
     private readonly onReport: () => void,
   ) {
+    super();
     const helper = childHelper(parent, {
       updateState: (state, s, picker) => {
         if (this.destroyed) return;
@@ -88,7 +89,7 @@ class ClusterChild {
         if (!this.destroyed) parent.requestReresolution();
       },
     });
-    this.policy = new ChildPolicy(helper, registry);
+    this.child = new ChildPolicy(helper, registry);
   }
 
   update(
@@ -97,25 +98,12 @@ class ClusterChild {
     attributes: ChannelArgs,
     note: string | undefined,
   ): boolean {
-    if (this.policy.replacedBy(config)) {
+    if (this.child.replacedBy(config)) {
       this.state = CONNECTING;
       this.status = OK_STATUS;
       this.picker = queuePicker;
     }
-    return this.policy.update(config, endpoints, attributes, note);
-  }
-
-  exitIdle(): void {
-    this.policy.exitIdle();
-  }
-
-  resetBackoff(): void {
-    this.policy.resetBackoff();
-  }
-
-  destroy(): void {
-    this.destroyed = true;
-    this.policy.destroy();
+    return this.child.update(config, endpoints, attributes, note);
   }
 }
 
