@@ -14,7 +14,8 @@ import {
 } from '../core/index.js';
 import { PRIORITY, WEIGHTED_TARGET } from '../policies/index.js';
 import { fromGrpcEndpoints } from './endpoint-conversion.js';
-import { GrpcHelperAdapter, lbtreeTracer, subchannelOptions } from './helper-adapter.js';
+import { GrpcHelperAdapter, subchannelOptions } from './helper-adapter.js';
+import { lbtreeTracer } from './tracers.js';
 
 /**
  * An lbtree config as grpc-js holds it. `createFromJson` THROWS for a policy's own invalid fields (grpc-js-xds
