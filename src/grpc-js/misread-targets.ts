@@ -1,5 +1,6 @@
-import { type ChannelOptions, experimental } from '@grpc/grpc-js';
+import { type ChannelOptions, experimental, Metadata, status } from '@grpc/grpc-js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
+import { XDS_SCHEME } from './xds-resolver.js';
 
 // grpc-js does not export its constructor type; this is derived from registerResolver.
 type ResolverClass = Parameters<typeof experimental.registerResolver>[1];
@@ -9,11 +10,35 @@ const DNS_SCHEME = 'dns';
 /** The resolver the front passes DNS targets to: the `dns` scheme's when the front was put up. */
 let dnsResolver: ResolverClass | undefined;
 
+/** Reports one error at every resolution. */
+class FailingResolver implements experimental.Resolver {
+  private destroyed = false;
+
+  constructor(
+    private readonly details: string,
+    private readonly listener: experimental.ResolverListener,
+  ) {}
+
+  updateResolution(): void {
+    this.destroyed = false;
+    process.nextTick(() => {
+      if (this.destroyed) return;
+      const error = { code: status.UNAVAILABLE, details: this.details, metadata: new Metadata() };
+      this.listener(experimental.statusOrFromError(error), {}, null, '');
+    });
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+  }
+}
+
 /**
  * The resolver for a target of lbtree's that grpc-js misread as a DNS name, or null for any other.
- * grpc-js reads a target as a DNS name when its URI does not parse: `endpoints:` with nothing after it
- * (grpc-js's URI needs a path), which its DNS resolver fails with "Failed to parse DNS address
- * dns:endpoints:". Only a name grpc-js's DNS resolver cannot parse is taken.
+ * grpc-js reads a target as a DNS name when its URI does not parse, or when no resolver is registered for
+ * its scheme: `endpoints:` with nothing after it (grpc-js's URI needs a path), and `xds:///name` when
+ * neither lbtree's `register({ xds: true })` nor @grpc/grpc-js-xds registered the `xds` scheme. Its DNS
+ * resolver fails them with "Failed to parse DNS address dns:…". Only a name it cannot parse is taken.
  */
 function misreadTargetResolver(
   target: experimental.GrpcUri,
@@ -25,6 +50,13 @@ function misreadTargetResolver(
   if (path.startsWith(endpointsPrefix)) {
     return new EndpointsResolver(
       { scheme: ENDPOINTS_SCHEME, path: path.slice(endpointsPrefix.length) },
+      listener,
+    );
+  }
+  if (path.startsWith(`${XDS_SCHEME}:`)) {
+    return new FailingResolver(
+      `no resolver is registered for ${XDS_SCHEME}: targets, so grpc-js read "${path}" as a DNS name: call ` +
+        `register({ xds: true }) from lbtree/grpc-js (or @grpc/grpc-js-xds's register()) before creating the channel`,
       listener,
     );
   }

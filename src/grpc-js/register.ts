@@ -29,7 +29,7 @@ export interface RegisterOptions {
  * `replaceBuiltins` (then lbtree's also become grpc-js's default policy). lbtree's parents parse their
  * children through the same registry, so each of these names means the same policy at every depth of a tree.
  * Also registers the `endpoints:` target scheme, and puts a front on grpc-js's `dns` resolver for the targets
- * of lbtree's that grpc-js misreads as DNS names (`endpoints:` with nothing after it): they fail with lbtree's
+ * of lbtree's that grpc-js misreads as DNS names (`endpoints:` with nothing after it; `xds:` targets when no `xds` resolver is registered): they fail with lbtree's
  * error instead of a DNS parse error; every other DNS target goes to grpc-js's resolver. Call it AFTER
  * @grpc/grpc-js-xds's `register()`, whose policies otherwise replace lbtree's under the shared names. Safe to
  * call again. Returns the grpc-js names registered.
