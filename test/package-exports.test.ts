@@ -16,7 +16,7 @@ test('the built package resolves its own subpath exports (package self-reference
     await import('lbtree/xds');
     const s = new sim.Simulation();
     s.update(['10.0.0.1:80'], [{ round_robin: {} }]);
-    if (s.state !== 'CONNECTING' || typeof root.Registry !== 'function') process.exit(3);
+    if (s.state !== 'READY' || typeof root.Registry !== 'function') process.exit(3);
   `;
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(child.status, 0, child.stderr);

@@ -1,4 +1,4 @@
-import { type ChannelOptions, experimental, logVerbosity } from '@grpc/grpc-js';
+import type { ChannelOptions, experimental } from '@grpc/grpc-js';
 import {
   type Address,
   addressKey,
@@ -13,18 +13,7 @@ import {
 import { toGrpcState } from './connectivity.js';
 import { GrpcPickerAdapter } from './picker-adapter.js';
 import { GrpcSubchannelHandle, type HandleOwner } from './subchannel-adapter.js';
-
-const TRACER = 'lbtree';
-// grpc-js enables tracers from GRPC_TRACE at startup; we read it the same way, once, so that a disabled
-// tracer costs one branch and builds no message.
-const traceEnabled = (process.env.GRPC_TRACE ?? '').split(',').some((t) => t === TRACER || t === 'all');
-
-/** lbtree's trace output (`GRPC_TRACE=lbtree`) through grpc-js's tracer, each line naming the policy. */
-export function lbtreeTracer(policyName: string): Trace {
-  return traceEnabled
-    ? (message) => experimental.trace(logVerbosity.DEBUG, TRACER, `${policyName}: ${message()}`)
-    : () => {};
-}
+import { lbtreeTracer } from './tracers.js';
 
 /** grpc-js's channel-only arguments (the config selector, …): its InternalChannel drops only some of them. */
 const GRPC_INTERNAL_PREFIX = 'grpc.internal.';

@@ -14,7 +14,9 @@ import {
 } from '../core/index.js';
 import { PRIORITY, WEIGHTED_TARGET } from '../policies/index.js';
 import { fromGrpcEndpoints } from './endpoint-conversion.js';
-import { GrpcHelperAdapter, lbtreeTracer, subchannelOptions } from './helper-adapter.js';
+import { GrpcHelperAdapter, subchannelOptions } from './helper-adapter.js';
+import { logInvalidConfigOnce } from './invalid-config-log.js';
+import { lbtreeTracer } from './tracers.js';
 
 /**
  * An lbtree config as grpc-js holds it. `createFromJson` THROWS for a policy's own invalid fields (grpc-js-xds
@@ -89,12 +91,24 @@ export function grpcPolicyClasses(
         // grpc-js prefixes the policy name: "ring_hash: $.ring_hash.min_ring_size: …".
         const error = asConfigError(e, path, grpcName);
         trace(() => `invalid config: ${error.message}`);
+        logInvalidConfigOnce(
+          grpcName,
+          json,
+          `invalid ${grpcName} config, not used: ${error.message} (grpc-js goes on to the next ` +
+            'loadBalancingConfig entry, or to pick_first when none is left; @grpc/grpc-js-xds NACKs the Cluster)',
+        );
         throw new Error(error.message);
       }
       this.error = lookup instanceof ChildErrorCollector ? lookup.firstError : null;
       if (this.error) {
         const message = this.error.message;
         trace(() => `invalid child config, carried to the update: ${message}`);
+        logInvalidConfigOnce(
+          grpcName,
+          json,
+          `invalid ${grpcName} config, its updates are rejected: ${message} (the previous config keeps ` +
+            'serving; without one, RPCs fail with this error)',
+        );
       }
     }
     static createFromJson(json: unknown): Config {

@@ -3,6 +3,7 @@ import type { Registry } from '../core/index.js';
 import { defaultRegistry, PICK_FIRST, ROUND_ROBIN, WEIGHTED_ROUND_ROBIN } from '../policies/index.js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
 import { grpcJsOnlyPolicy } from './grpc-js-child.js';
+import { frontDnsResolver } from './misread-targets.js';
 import { grpcPolicyClasses } from './policy-adapter.js';
 import { enableXds, type XdsRegisterOption } from './xds-resolver.js';
 
@@ -27,9 +28,11 @@ export interface RegisterOptions {
  * custom policies added with `registerPolicy`. `pick_first` / `round_robin` stay grpc-js's unless
  * `replaceBuiltins` (then lbtree's also become grpc-js's default policy). lbtree's parents parse their
  * children through the same registry, so each of these names means the same policy at every depth of a tree.
- * Also registers the `endpoints:` target scheme. Call it AFTER @grpc/grpc-js-xds's `register()`, whose
- * policies otherwise replace lbtree's under the shared names. Safe to call again. Returns the grpc-js names
- * registered.
+ * Also registers the `endpoints:` target scheme, and puts a front on grpc-js's `dns` resolver for the targets
+ * of lbtree's that grpc-js misreads as DNS names (`endpoints:` with nothing after it; `xds:` targets when no `xds` resolver is registered): they fail with lbtree's
+ * error instead of a DNS parse error; every other DNS target goes to grpc-js's resolver. Call it AFTER
+ * @grpc/grpc-js-xds's `register()`, whose policies otherwise replace lbtree's under the shared names. Safe to
+ * call again. Returns the grpc-js names registered.
  */
 export function register(options: RegisterOptions = {}): string[] {
   const registry = options.registry ?? defaultRegistry();
@@ -44,5 +47,6 @@ export function register(options: RegisterOptions = {}): string[] {
     names.push(name);
   }
   experimental.registerResolver(ENDPOINTS_SCHEME, EndpointsResolver);
+  frontDnsResolver();
   return names;
 }

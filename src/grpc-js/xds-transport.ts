@@ -7,8 +7,6 @@ import {
   type ClientDuplexStream,
   connectivityState,
   credentials,
-  experimental,
-  logVerbosity,
   type ServiceError,
   type StatusObject,
 } from '@grpc/grpc-js';
@@ -26,20 +24,18 @@ import type {
   XdsTransport,
   XdsTransportFactory,
 } from '../xds/client/transport.js';
+import { namedTrace, TracerSelection } from './tracers.js';
 
 export const ADS_METHOD = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
 
 const XDS_TRACER = 'xds_client';
-const LBTREE_TRACER = 'lbtree';
 
 /**
  * The xDS client's trace on grpc-js's logger: on with GRPC_TRACE=xds_client, lbtree or all (read once, like
  * grpc-js), so that a disabled trace builds no message. Set GRPC_VERBOSITY=DEBUG to see the lines.
  */
 export function xdsClientTrace(env: NodeJS.ProcessEnv = process.env): Trace {
-  const tracers = (env.GRPC_TRACE ?? '').split(',').map((t) => t.trim());
-  if (!tracers.some((t) => t === XDS_TRACER || t === LBTREE_TRACER || t === 'all')) return () => {};
-  return (message) => experimental.trace(logVerbosity.DEBUG, LBTREE_TRACER, message());
+  return namedTrace(XDS_TRACER, new TracerSelection(env));
 }
 
 /** grpc-js channel credentials for the bootstrap's `channel_creds` (A27; TLS files as gRFC A65 names them). */

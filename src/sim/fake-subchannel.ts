@@ -22,17 +22,28 @@ import {
 } from '../core/index.js';
 import type { FakeOrcaServer } from './fake-orca-server.js';
 
-/** What every connection attempt on an address does (`sim.script`). */
+/**
+ * What every connection attempt on an address does (`sim.script`): connect (READY) or fail (TRANSIENT_FAILURE)
+ * that long after the attempt starts, in virtual time, or hang in CONNECTING until the test changes the
+ * subchannel itself (`setState`). An address with no script connects: READY 0 ms after each attempt starts.
+ */
 export type ConnectionScript =
   | { readonly connectAfterMs: number }
   | { readonly failAfterMs: number; readonly details?: string }
   | 'hang';
 
+/**
+ * What an attempt on an address with no script does: it is READY 0 ms after it starts, on a later turn of
+ * the virtual clock (policies see it CONNECTING first; the operation that started it returns after that
+ * turn), so `sim.update(endpoints, config)` alone gives a policy that serves.
+ */
+export const CONNECT_AT_ONCE: ConnectionScript = { connectAfterMs: 0 };
+
 /** What the fake needs from the simulation that owns it. */
 export interface FakeSubchannelHost {
   readonly clock: Clock;
   backoffMs(): number;
-  scriptFor(key: string): ConnectionScript | undefined;
+  scriptFor(key: string): ConnectionScript;
   onUnreferenced(fake: FakeSubchannel): void;
   /** Runs the work due now (the deliveries a hand-made change queued for the next clock turn). */
   flush(): void;
@@ -136,7 +147,7 @@ export class FakeSubchannel {
     if (this.state !== IDLE || this.released) return;
     this.transition('CONNECTING', OK_STATUS);
     const script = this.host.scriptFor(this.key);
-    if (script === undefined || script === 'hang') return;
+    if (script === 'hang') return;
     if ('connectAfterMs' in script) {
       this.pending = this.host.clock.setTimer(script.connectAfterMs, () => {
         this.pending = null;

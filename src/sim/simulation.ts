@@ -21,7 +21,12 @@ import {
   type Status,
 } from '../core/index.js';
 import { FakeOrcaServer } from './fake-orca-server.js';
-import { type ConnectionScript, FakeSubchannel, type SubchannelHandle } from './fake-subchannel.js';
+import {
+  CONNECT_AT_ONCE,
+  type ConnectionScript,
+  FakeSubchannel,
+  type SubchannelHandle,
+} from './fake-subchannel.js';
 import { type EndpointInput, toEndpoint } from './plain-endpoints.js';
 import { seededRandom } from './seeded-random.js';
 import { VirtualClock } from './virtual-clock.js';
@@ -102,7 +107,7 @@ export class Simulation {
     const host = {
       clock: this.clock,
       backoffMs: () => this.options.backoffMs,
-      scriptFor: (key: string) => this.scripts.get(key),
+      scriptFor: (key: string) => this.scripts.get(key) ?? CONNECT_AT_ONCE,
       onUnreferenced: () => {},
       orcaFor: (key: string) => this.orca(key),
       random: () => this.random(),
@@ -232,7 +237,11 @@ export class Simulation {
     return server;
   }
 
-  /** Scripts every future connection attempt on an address. */
+  /**
+   * Scripts every future connection attempt on an address. An address never scripted connects: READY 0 ms
+   * after each attempt starts, on a later turn of the virtual clock (policies see it CONNECTING first); script
+   * `'hang'` to keep its attempts CONNECTING and drive them by hand with `subchannel(key).setState(…)`.
+   */
   script(addressKey: string, outcome: ConnectionScript): void {
     this.scripts.set(addressKey, outcome);
   }

@@ -123,4 +123,35 @@ describe('bad input on a real grpc-js channel', () => {
       assert.ok(result.ms < 5_000, `failed after ${result.ms} ms`);
     }
   });
+
+  test('an empty endpoints: target fails with the endpoints resolver’s error, not a DNS parse error', async () => {
+    // grpc-js reads "endpoints:" (no path) as a DNS name; lbtree's front on the dns scheme takes it back.
+    const result = await outcome(client('endpoints:', [{ lbtree_round_robin: {} }]));
+    assert.equal(result.code, 14, result.message);
+    assert.match(result.message, /invalid endpoints: target "": empty endpoint list/);
+    assert.ok(result.ms < 5_000, `failed after ${result.ms} ms`);
+  });
+
+  test('an xds: target without an xds resolver registered fails naming register({ xds: true })', async () => {
+    // register() ran without { xds }: grpc-js has no resolver for the scheme and reads the target as a DNS name.
+    for (const target of ['xds:///my-service', 'xds://authority.example/my-service']) {
+      const result = await outcome(client(target, [{ lbtree_round_robin: {} }]));
+      assert.equal(result.code, 14, result.message);
+      assert.ok(
+        result.message.includes(
+          `no resolver is registered for xds: targets, so grpc-js read "${target}" as a DNS name: ` +
+            'call register({ xds: true }) from lbtree/grpc-js',
+        ),
+        result.message,
+      );
+      assert.ok(result.ms < 5_000, `failed after ${result.ms} ms`);
+    }
+  });
+
+  test('DNS targets still resolve through grpc-js’s DNS resolver, behind the front', async () => {
+    const port = backend.address.slice(backend.address.lastIndexOf(':') + 1);
+    for (const target of [`localhost:${port}`, `dns:localhost:${port}`, `dns:///127.0.0.1:${port}`]) {
+      assert.equal((await outcome(client(target, [{ lbtree_round_robin: {} }]))).ok, 'a', target);
+    }
+  });
 });

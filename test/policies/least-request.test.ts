@@ -139,6 +139,7 @@ describe('least_request config (A48 "LB Policy Config")', () => {
 describe('least_request children (A48 "Subchannel connectivity management", A61 "Petiole policies")', () => {
   test('one pick_first child per endpoint, every one connected at once; multi-address endpoints too', () => {
     const sim = new Simulation();
+    for (const k of [A, B, C]) sim.script(k, 'hang'); // attempts stay CONNECTING
     sim.update([A, B, { addresses: [C, '[2001:db8::3]:80'] }], lr());
     assert.deepEqual(
       [A, B, C].map((k) => sim.subchannel(k).connectionRequests),

@@ -794,7 +794,8 @@ describe('priority failover through a real tree (A56, scripted subchannels)', ()
 
   test('three priorities: failover, recovery, reactivation and retention, checked after every step', () => {
     const sim = new Simulation();
-    // Unscripted subchannels hang in CONNECTING until the test moves them.
+    // Every attempt hangs in CONNECTING until the test moves the subchannel.
+    for (const e of endpoints) sim.script(e.addresses[0]!, 'hang');
     sim.update(endpoints, config);
     assert.equal(sim.state, 'CONNECTING');
     assert.deepEqual([...sim.subchannels.keys()], [A1, A2], 'step 1: only p0 exists');

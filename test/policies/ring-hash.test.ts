@@ -421,6 +421,7 @@ describe('ring_hash aggregated state (A42 "Aggregated Connectivity State", rules
     const sim = new Simulation();
     sim.script(A, { failAfterMs: 5, details: 'A refused' });
     sim.script(B, { failAfterMs: 5, details: 'B refused' });
+    for (const k of [C, D]) sim.script(k, 'hang'); // the endpoint started proactively (rule 4) stays CONNECTING
     sim.update([A, B, C, D], rh());
     sim.pick({ hash: at(A) });
     sim.pick({ hash: at(B) });
@@ -454,6 +455,7 @@ describe('ring_hash aggregated state (A42 "Aggregated Connectivity State", rules
 
   test('a READY endpoint turned unhealthy counts as TRANSIENT_FAILURE and asks for re-resolution (A61 health)', () => {
     const sim = withAConnected();
+    sim.script(B, 'hang'); // B, started proactively once A is down, stays CONNECTING
     const before = sim.reresolutionRequests;
     sim.subchannel(A).setHealth('TRANSIENT_FAILURE', unavailable('NOT_SERVING'));
     sim.flush();
@@ -548,6 +550,7 @@ describe('ring_hash picker (A61 "Ring Hash" picker pseudo-code; used in every st
     const third = after(all, second);
     sim.script(first, { failAfterMs: 1 });
     sim.script(second, 'hang');
+    sim.script(third, 'hang');
     sim.update(all, SMALL(3));
     sim.pick({ hash: at(first) });
     sim.advance(1);

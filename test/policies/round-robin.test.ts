@@ -18,6 +18,7 @@ function readySim(keys: string[], options: ConstructorParameters<typeof Simulati
 describe('round_robin children (A61 "Petiole policies", "Endpoint list updates")', () => {
   test('creates one pick_first child per endpoint and connects every one at once', () => {
     const sim = new Simulation();
+    for (const k of [A, B, C]) sim.script(k, 'hang'); // attempts stay CONNECTING
     sim.update([A, B, { addresses: [C, '[2001:db8::3]:80'] }], RR);
     assert.deepEqual(
       [A, B, C].map((k) => sim.subchannel(k).connectionRequests),

@@ -52,6 +52,43 @@ describe('Simulation', () => {
     assert.equal(fake.connectionRequests, 2);
   });
 
+  test('an address with no script connects: READY 0 ms after each attempt, on a later turn of the clock', () => {
+    const sim = new Simulation();
+    sim.update(['10.0.0.1:80'], [{ pick_first: {} }]);
+    const fake = sim.subchannel('10.0.0.1:80');
+    assert.equal(fake.state, 'READY');
+    assert.equal(sim.now, 0, 'no virtual time passed');
+    assert.deepEqual(
+      sim.history.map((h) => [h.at, h.state]),
+      [
+        [0, 'CONNECTING'],
+        [0, 'READY'],
+      ],
+      'the policy saw the attempt CONNECTING first: READY came on a later turn, not inside the attempt',
+    );
+    const pick = sim.pick();
+    assert.equal(pick.type === 'complete' && pick.address, '10.0.0.1:80');
+    // Every attempt connects: the next connection after a lost one too.
+    fake.setState('TRANSIENT_FAILURE');
+    assert.equal(sim.state, 'IDLE', 'pick_first dropped the lost connection');
+    assert.equal(sim.pick().type, 'queue', 'a pick asks pick_first to connect again');
+    assert.equal(sim.subchannelsCreated, 2);
+    assert.equal(sim.subchannel('10.0.0.1:80').state, 'READY');
+    assert.equal(sim.state, 'READY');
+    assert.equal(sim.now, 0);
+  });
+
+  test("an address scripted 'hang' stays CONNECTING until the test moves it", () => {
+    const sim = new Simulation();
+    sim.script('10.0.0.1:80', 'hang');
+    sim.update(['10.0.0.1:80'], [{ pick_first: {} }]);
+    sim.advance(60_000);
+    assert.equal(sim.subchannel('10.0.0.1:80').state, 'CONNECTING');
+    assert.equal(sim.pick().type, 'queue');
+    sim.subchannel('10.0.0.1:80').setState('READY');
+    assert.equal(sim.state, 'READY');
+  });
+
   test('records every reported state with its virtual time', () => {
     const sim = new Simulation();
     sim.script('10.0.0.1:80', { connectAfterMs: 40 });
