@@ -36,7 +36,7 @@ export function parseCluster(c: Cluster, options: ClusterOptions = {}): XdsClust
 }
 
 /** Validates a Cluster; `lbPolicy` is its already converted LB policy (see {@link parseCluster}). */
-export function parseClusterResource(c: Cluster, lbPolicy: LbConfigList): XdsCluster {
+function parseClusterResource(c: Cluster, lbPolicy: LbConfigList): XdsCluster {
   if (c.lrsServer !== undefined && c.lrsServer.configSourceSpecifier.case !== 'self') {
     fail('lrs_server', 'ConfigSource is not self');
   }
