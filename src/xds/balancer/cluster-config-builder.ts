@@ -14,13 +14,12 @@ import { type Endpoint, type Status, unavailable } from '../../core/index.js';
 import { OUTLIER_DETECTION } from '../../policies/outlier-detection/config.js';
 import { PRIORITY } from '../../policies/priority/index.js';
 import type { JsonObject } from '../../protos/json.js';
+import { CDS, XDS_CLUSTER_IMPL, XDS_OVERRIDE_HOST } from '../policy-names.js';
 import type { LbConfigList } from '../resources/lb-policy-registry.js';
 import type { XdsClusterConfig } from '../xds-config.js';
-import { XDS_CLUSTER_IMPL } from './cluster-impl.js';
-import { XDS_OVERRIDE_HOST } from './override-host/config.js';
 import type { PriorityTreeGenerator } from './priority-tree.js';
 
-export const CDS = 'cds_experimental';
+export { CDS };
 
 /** The config of the policy below cds and the endpoints it gets. */
 export interface ClusterChildTree {

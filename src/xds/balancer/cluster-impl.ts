@@ -27,6 +27,7 @@ import {
 } from '../../core/index.js';
 import { ChildPolicy } from '../../policies/shared/child-policy.js';
 import { SingleChildPolicy } from '../../policies/shared/single-child-policy.js';
+import { XDS_CLUSTER_IMPL } from '../policy-names.js';
 import type { XdsDropCategory } from '../resources/cluster-load-assignment.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../resources/types.js';
 import { xdsClustersOf } from '../xds-config.js';
@@ -36,7 +37,7 @@ import {
   releaseClusterCallStats,
 } from './cluster-call-stats.js';
 
-export const XDS_CLUSTER_IMPL = 'xds_cluster_impl_experimental';
+export { XDS_CLUSTER_IMPL };
 
 const CIRCUIT_BREAKING = Object.freeze({ circuitBreaking: true as const });
 

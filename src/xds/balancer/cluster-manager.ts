@@ -35,8 +35,9 @@ import {
 import { ChildPolicy } from '../../policies/shared/child-policy.js';
 import { SingleChildPolicy } from '../../policies/shared/single-child-policy.js';
 import { selectedCluster } from '../call-attributes.js';
+import { XDS_CLUSTER_MANAGER } from '../policy-names.js';
 
-export const XDS_CLUSTER_MANAGER = 'xds_cluster_manager_experimental';
+export { XDS_CLUSTER_MANAGER };
 
 /** A31 `XDSClusterManagerConfig`: `{ children: { name: { childPolicy: [...] } } }`. */
 export interface ClusterManagerConfig {

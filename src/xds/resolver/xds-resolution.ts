@@ -6,9 +6,8 @@
 
 import { type Status, type StatusOr, unavailable } from '../../core/index.js';
 import type { JsonObject } from '../../protos/json.js';
-import { CDS } from '../balancer/cds.js';
-import { XDS_CLUSTER_MANAGER } from '../balancer/cluster-manager.js';
 import type { XdsWatcher } from '../client/watcher.js';
+import { CDS, XDS_CLUSTER_MANAGER } from '../policy-names.js';
 import type { LbConfigList } from '../resources/lb-policy-registry.js';
 import type { XdsClusterConfig, XdsConfig } from '../xds-config.js';
 import { ClusterRefs } from './cluster-refs.js';

@@ -14,6 +14,7 @@ import {
 } from '../../protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { decodeOrNack } from './decode-or-nack.js';
 import { XdsResourceError } from './errors.js';
+import type { XdsHealthStatus } from './health-status.js';
 import { perMillion } from './validation.js';
 import { resolveXdsOptions, type XdsOptions } from './xds-options.js';
 
@@ -38,7 +39,7 @@ function localityIdentity(l: XdsLocalityName): string {
 }
 
 /** Only these are used (A27, and A55 adds DRAINING); endpoints in any other state are left out. */
-export type XdsHealthStatus = 'UNKNOWN' | 'HEALTHY' | 'DRAINING';
+export type { XdsHealthStatus } from './health-status.js';
 
 export interface XdsEndpoint {
   /** The endpoint's address first, then its additional addresses (A61). */

@@ -12,12 +12,11 @@ import { RoutingPriority } from '../../protos/gen/envoy/config/core/v3/base_pb.j
 import { HealthStatus } from '../../protos/gen/envoy/config/core/v3/health_check_pb.js';
 import { ClusterConfigSchema } from '../../protos/gen/envoy/extensions/clusters/aggregate/v3/cluster_pb.js';
 import { CLUSTER_TYPE_URL } from '../../protos/type-urls.js';
-import { DEFAULT_OVERRIDE_HOST_STATUS } from '../balancer/override-host/config.js';
 import type { XdsResourceType } from '../client/resource-type.js';
 import { type ClusterOptions, clusterLbPolicyConfig } from './cluster-lb-policy.js';
-import type { XdsHealthStatus } from './cluster-load-assignment.js';
 import { isAdsOrSelf } from './config-source.js';
 import { decodeOrNack } from './decode-or-nack.js';
+import { DEFAULT_OVERRIDE_HOST_STATUS, type XdsHealthStatus } from './health-status.js';
 import type { LbConfigList } from './lb-policy-registry.js';
 import { parseOutlierDetection } from './outlier-detection.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS, type XdsCluster, type XdsClusterDiscovery } from './types.js';

@@ -11,12 +11,10 @@ import {
   type ParsedLbConfig,
   type PolicyLookup,
 } from '../../../core/index.js';
-import type { XdsHealthStatus } from '../../resources/cluster-load-assignment.js';
+import { XDS_OVERRIDE_HOST } from '../../policy-names.js';
+import { DEFAULT_OVERRIDE_HOST_STATUS, type XdsHealthStatus } from '../../resources/health-status.js';
 
-export const XDS_OVERRIDE_HOST = 'xds_override_host_experimental';
-
-/** A55: "Default is [UNKNOWN, HEALTHY]". */
-export const DEFAULT_OVERRIDE_HOST_STATUS: readonly XdsHealthStatus[] = Object.freeze(['UNKNOWN', 'HEALTHY']);
+export { DEFAULT_OVERRIDE_HOST_STATUS, XDS_OVERRIDE_HOST };
 
 const HEALTH_STATUSES: ReadonlySet<string> = new Set<XdsHealthStatus>(['UNKNOWN', 'HEALTHY', 'DRAINING']);
 
