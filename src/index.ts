@@ -6,9 +6,94 @@
 // Subpath entries: `lbtree/sim` (the deterministic simulator), `lbtree/grpc-js` (the @grpc/grpc-js
 // adapter), `lbtree/xds` (xDS-configured policies).
 
-// The LB API: states, statuses, addresses and endpoints, attributes, pickers, the policy / helper /
-// subchannel interfaces, config errors and readers, the registry and the clock.
-export * from './core/index.js';
+// The LB API, by name: what a user needs to feed a policy, read its pickers and write a policy of their own.
+// Core's machinery (backoff, helper forwarders, hierarchical splits, config-reading internals, the ORCA
+// stream, counters for tests) stays internal, like the policies' shared machinery.
+export {
+  type Address,
+  addressKey,
+  isUnixAddress,
+  parseAddress,
+  type TcpAddress,
+  tcpAddress,
+  type UnixAddress,
+  unixAddress,
+} from './core/address.js';
+export { AttributeKey, Attributes } from './core/attributes.js';
+export type {
+  BackendMetricReport,
+  BackendMetricsListener,
+  CallEndDetails,
+  CallEndedHook,
+} from './core/backend-metrics.js';
+export { type ChannelArgs, NO_CHANNEL_ARGS } from './core/channel-args.js';
+export { type CancelTimer, type Clock, realClock } from './core/clock.js';
+export { ConfigError, childPath } from './core/config-error.js';
+export { ConfigReader } from './core/config-reader.js';
+export {
+  CONNECTING,
+  type ConnectivityState,
+  IDLE,
+  READY,
+  SHUTDOWN,
+  TRANSIENT_FAILURE,
+} from './core/connectivity-state.js';
+export { type Endpoint, endpoint, endpointKey } from './core/endpoint.js';
+export {
+  ENDPOINT_WEIGHT,
+  HASH_KEY,
+  HIERARCHICAL_PATH,
+  LOCALITY,
+  LOCALITY_WEIGHT,
+} from './core/endpoint-attributes.js';
+export type {
+  Helper,
+  LbUpdate,
+  LoadBalancer,
+  ParsedLbConfig,
+  PolicyFactory,
+  PolicyLookup,
+  Trace,
+} from './core/load-balancer.js';
+export {
+  type CallAttributes,
+  type CallMetadata,
+  type CompletePick,
+  type DropPick,
+  type FailPick,
+  type PickArgs,
+  type Picker,
+  type PickResult,
+  type QueuePick,
+  queuePicker,
+} from './core/picker.js';
+export { type RegisterOptions, Registry } from './core/registry.js';
+export { Code, OK_STATUS, type Status, status, unavailable } from './core/status.js';
+export { err, ok, type StatusOr } from './core/status-or.js';
+export type {
+  StateListener,
+  Subchannel,
+  SubchannelHealthWatcher,
+  SubchannelStateWatcher,
+  Unwatch,
+} from './core/subchannel.js';
+// Subchannel watches in object and function form (docs/api.md "Subchannel watches").
+export {
+  unwatchSubchannelHealth,
+  unwatchSubchannelState,
+  watchHealthWithListener,
+  watchStateWithListener,
+  watchSubchannelHealth,
+  watchSubchannelState,
+} from './core/subchannel-watch.js';
+export {
+  forEachWatcher,
+  hasWatcher,
+  isWatcherArray,
+  type WatcherSet,
+  withoutWatcher,
+  withWatcher,
+} from './core/watcher-set.js';
 export { xxh64, xxh64Into } from './hash/xxh64.js';
 // Each policy: its gRFC name, factory, config parser and config type, the channel settings it reads (with
 // defaults and limits) and its class, for direct use under a Helper (the simulator and benchmarks do);

@@ -1,18 +1,8 @@
 // The bootstrap a gRPC xDS client needs to reach a control plane (gRFC A27 "xDS Bootstrap File"): one
-// insecure xds_server and a node identity. Both @grpc/grpc-js-xds and lbtree's client read this shape.
+// insecure xds_server and a node identity, in the JSON form (XdsBootstrapJson) that both @grpc/grpc-js-xds
+// and lbtree's client read.
 
-export interface XdsBootstrap {
-  readonly xds_servers: readonly {
-    readonly server_uri: string;
-    readonly channel_creds: readonly { readonly type: string }[];
-    readonly server_features: readonly string[];
-  }[];
-  readonly node: {
-    readonly id: string;
-    readonly cluster?: string;
-    readonly locality: { readonly region?: string; readonly zone?: string; readonly sub_zone?: string };
-  };
-}
+import type { XdsBootstrapJson } from '../xds/client/bootstrap.js';
 
 export interface BootstrapOptions {
   /** node.id the client reports (and the control plane logs its ACKs under); default "lbtree-client". */
@@ -24,7 +14,10 @@ export interface BootstrapOptions {
 }
 
 /** A bootstrap for a control plane on `port` of 127.0.0.1, or on "host:port". */
-export function bootstrapFor(portOrAddress: number | string, options: BootstrapOptions = {}): XdsBootstrap {
+export function bootstrapFor(
+  portOrAddress: number | string,
+  options: BootstrapOptions = {},
+): XdsBootstrapJson {
   const serverUri =
     typeof portOrAddress === 'number' ? `127.0.0.1:${portOrAddress}` : reachable(portOrAddress);
   return {

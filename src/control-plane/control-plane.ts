@@ -6,6 +6,7 @@ import type {
   DiscoveryRequest,
   DiscoveryResponse,
 } from '../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
+import type { XdsBootstrapJson } from '../xds/client/bootstrap.js';
 import { ADS_SERVICE } from './ads-service.js';
 import {
   type AckRecord,
@@ -14,7 +15,7 @@ import {
   type StreamEvent,
   type TypeSubscription,
 } from './ads-stream.js';
-import { type BootstrapOptions, bootstrapFor, type XdsBootstrap } from './bootstrap.js';
+import { type BootstrapOptions, bootstrapFor } from './bootstrap.js';
 import { type ResourceInput, ResourceSet } from './resource-set.js';
 
 export interface ControlPlaneOptions {
@@ -159,13 +160,13 @@ export class ControlPlane {
   }
 
   /** A bootstrap for clients of this control plane (call after `listen`). */
-  bootstrap(options: BootstrapOptions = {}): XdsBootstrap {
+  bootstrap(options: BootstrapOptions = {}): XdsBootstrapJson {
     if (!this.server) throw new Error('control plane is not listening: call listen() first');
     return bootstrapFor(this.address, options);
   }
 
   /** A bootstrap for clients of a control plane on `port` of 127.0.0.1 (or on "host:port"). */
-  static bootstrapFor(portOrAddress: number | string, options: BootstrapOptions = {}): XdsBootstrap {
+  static bootstrapFor(portOrAddress: number | string, options: BootstrapOptions = {}): XdsBootstrapJson {
     return bootstrapFor(portOrAddress, options);
   }
 

@@ -9,9 +9,10 @@ export {
   ROUTE_CONFIGURATION_TYPE_URL,
   shortTypeName,
 } from '../protos/type-urls.js';
+export type { XdsBootstrapJson } from '../xds/client/bootstrap.js';
 export { ADS_SERVICE, STREAM_AGGREGATED_RESOURCES_PATH } from './ads-service.js';
 export type { AckRecord, ExchangeRecord, NackRecord, StreamEvent, TypeSubscription } from './ads-stream.js';
-export { type BootstrapOptions, bootstrapFor, type XdsBootstrap } from './bootstrap.js';
+export { type BootstrapOptions, bootstrapFor } from './bootstrap.js';
 export * from './builders.js';
 export {
   type AnswerFilter,

@@ -18,6 +18,7 @@ import {
   routeConfiguration,
 } from '../../src/control-plane/index.js';
 import { ClusterSchema } from '../../src/protos/gen/envoy/config/cluster/v3/cluster_pb.js';
+import { parseBootstrap } from '../../src/xds/client/bootstrap.js';
 import { AdsTestClient, namesIn } from '../support/ads-test-client.js';
 
 const ROUTES = [{ routes: [{ cluster: 'c1' }] }];
@@ -308,5 +309,23 @@ describe('control plane: close and listen again (a restart)', () => {
       node: { id: 'n1', locality: {} },
     });
     assert.equal(ControlPlane.bootstrapFor('0.0.0.0:5').xds_servers[0]!.server_uri, '127.0.0.1:5');
+  });
+
+  test("bootstrapFor writes the JSON form lbtree's xDS client reads (one XdsBootstrap type, parsed from it)", () => {
+    const json = ControlPlane.bootstrapFor('[::]:7', {
+      nodeId: 'n2',
+      nodeCluster: 'c2',
+      locality: { zone: 'z1', sub_zone: 's1' },
+      serverFeatures: ['ignore_resource_deletion'],
+    });
+    const b = parseBootstrap(json);
+    assert.equal(b.xdsServers[0]!.serverUri, '[::1]:7');
+    assert.deepEqual(b.xdsServers[0]!.channelCredentials, { type: 'insecure' });
+    assert.equal(b.xdsServers[0]!.ignoreResourceDeletion, true);
+    assert.deepEqual(b.node, {
+      id: 'n2',
+      cluster: 'c2',
+      locality: { region: '', zone: 'z1', subZone: 's1' },
+    });
   });
 });

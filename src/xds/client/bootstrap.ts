@@ -53,10 +53,40 @@ export interface XdsBootstrap {
   readonly clientDefaultListenerResourceNameTemplate: string;
 }
 
+/**
+ * The bootstrap file itself (A27), as JSON: what `parseBootstrap` reads into an XdsBootstrap, and what the
+ * control plane's `bootstrapFor` writes. Unknown fields are allowed and ignored.
+ */
+export interface XdsBootstrapJson {
+  readonly xds_servers: readonly {
+    readonly server_uri: string;
+    /** In order of preference: the first whose type is supported ("insecure", "tls") is used. */
+    readonly channel_creds: readonly {
+      readonly type: string;
+      /** For "tls": PEM files (A65's names). */
+      readonly config?: {
+        readonly ca_certificate_file?: string;
+        readonly certificate_file?: string;
+        readonly private_key_file?: string;
+      };
+    }[];
+    readonly server_features?: readonly string[];
+  }[];
+  readonly node?: {
+    readonly id?: string;
+    readonly cluster?: string;
+    readonly locality?: { readonly region?: string; readonly zone?: string; readonly sub_zone?: string };
+    /** A google.protobuf.Struct in proto3 JSON. */
+    readonly metadata?: Readonly<Record<string, unknown>>;
+  };
+  /** A47's template (default "%s"); an xdstp: template is rejected, as federation is not implemented. */
+  readonly client_default_listener_resource_name_template?: string;
+}
+
 const SUPPORTED_CREDENTIALS = ['insecure', 'tls'];
 
 /**
- * Validates a bootstrap object (the parsed JSON). Unknown fields are ignored, as A27 asks; every problem
+ * Validates a bootstrap object (the parsed JSON, shaped as XdsBootstrapJson). Unknown fields are ignored, as A27 asks; every problem
  * throws a ConfigError naming its JSON path.
  */
 export function parseBootstrap(json: unknown): XdsBootstrap {

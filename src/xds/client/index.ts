@@ -14,6 +14,7 @@ export {
   XDS_BOOTSTRAP_CONFIG_ENV,
   XDS_BOOTSTRAP_FILE_ENV,
   type XdsBootstrap,
+  type XdsBootstrapJson,
   type XdsChannelCredentials,
   type XdsLocality as XdsBootstrapLocality,
   type XdsNodeConfig,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../../../src/core/index.js';
-import { loadBootstrap, parseBootstrap } from '../../../src/xds/client/bootstrap.js';
+import { loadBootstrap, parseBootstrap, type XdsBootstrapJson } from '../../../src/xds/client/bootstrap.js';
 
 const INSECURE = [{ type: 'insecure' }];
 
@@ -55,6 +55,58 @@ describe('xDS bootstrap (A27 "XdsClient and Bootstrap File", A53 / A88 server fe
       metadata: { team: 'lb', n: 1 },
     });
     assert.equal(b.clientDefaultListenerResourceNameTemplate, '%s');
+  });
+
+  test('XdsBootstrapJson spells every field the way parseBootstrap reads it', () => {
+    // Typed as the JSON form: a field the type misnames would be unknown to the parser and lost below.
+    const json: XdsBootstrapJson = {
+      xds_servers: [
+        {
+          server_uri: 'xds.example.com:443',
+          channel_creds: [
+            {
+              type: 'tls',
+              config: {
+                ca_certificate_file: '/ca.pem',
+                certificate_file: '/c.pem',
+                private_key_file: '/k.pem',
+              },
+            },
+          ],
+          server_features: ['resource_timer_is_transient_error'],
+        },
+      ],
+      node: {
+        id: 'n1',
+        cluster: 'c1',
+        locality: { region: 'r', zone: 'z', sub_zone: 's' },
+        metadata: { team: 'lb' },
+      },
+      client_default_listener_resource_name_template: 'listeners/%s',
+    };
+    const b = parseBootstrap(json);
+    assert.deepEqual(b.xdsServers, [
+      {
+        serverUri: 'xds.example.com:443',
+        channelCredentials: {
+          type: 'tls',
+          caCertificateFile: '/ca.pem',
+          certificateFile: '/c.pem',
+          privateKeyFile: '/k.pem',
+        },
+        serverFeatures: ['resource_timer_is_transient_error'],
+        ignoreResourceDeletion: false,
+        failOnDataErrors: false,
+        resourceTimerIsTransientError: true,
+      },
+    ]);
+    assert.deepEqual(b.node, {
+      id: 'n1',
+      cluster: 'c1',
+      locality: { region: 'r', zone: 'z', subZone: 's' },
+      metadata: { team: 'lb' },
+    });
+    assert.equal(b.clientDefaultListenerResourceNameTemplate, 'listeners/%s');
   });
 
   test('errors name the field path', () => {
