@@ -41,8 +41,6 @@ export class CacheEntry<T> {
   ambient: Status | undefined;
   /** The does-not-exist timer, while it runs. */
   timer: CancelTimer | undefined;
-  /** Id of the stream the subscription went out on (0: on none yet). */
-  sentOnStream = 0;
 
   constructor(
     readonly type: XdsResourceType<T>,

@@ -1,22 +1,17 @@
-import { create } from '@bufbuild/protobuf';
+import type { Any } from '@bufbuild/protobuf/wkt';
 import { type CancelTimer, type Clock, realClock } from '../../core/clock.js';
-import { type BackoffOptions, ExponentialBackoff, envFlag } from '../../core/index.js';
+import { type BackoffOptions, envFlag } from '../../core/index.js';
 import type { Trace } from '../../core/load-balancer.js';
-import { Code, formatStatus, OK_STATUS, type Status, status } from '../../core/status.js';
-import type { Node } from '../../protos/gen/envoy/config/core/v3/base_pb.js';
-import {
-  DiscoveryRequestSchema,
-  type DiscoveryResponse,
-} from '../../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
-import { StatusSchema } from '../../protos/gen/google/rpc/status_pb.js';
+import { Code, OK_STATUS, type Status, status } from '../../core/status.js';
 import { shortTypeName } from '../../protos/type-urls.js';
+import { ServerAdsStream } from './ads-stream.js';
 import type { XdsBootstrap, XdsServerConfig } from './bootstrap.js';
 import { CacheEntry, type WatchRegistration } from './cache-entry.js';
 import { decodeResources } from './decode-response.js';
 import { dumpEntry, type XdsClientDump } from './dump.js';
 import { nodeProto } from './node.js';
 import type { XdsDecodeContext, XdsResourceType } from './resource-type.js';
-import type { AdsStream, XdsTransport, XdsTransportFactory } from './transport.js';
+import type { XdsTransportFactory } from './transport.js';
 import type { CancelWatch, XdsResourceWatcher, XdsWatcher } from './watcher.js';
 
 /** A88: `false` restores the A53 rules (deletions drop resources unless ignore_resource_deletion). */
@@ -42,25 +37,11 @@ export interface XdsClientOptions {
   readonly onWatcherError?: (error: unknown) => void;
 }
 
-/** The state of one resource type on the server: A27 SotW bookkeeping. */
-class TypeState {
+/** The cache entries of one resource type. */
+class TypeEntries {
   readonly entries = new Map<string, CacheEntry<unknown>>();
-  /** version_info of the last ACKed response; survives stream restarts. */
-  version = '';
-  /** Nonce of the last response on the current stream. */
-  nonce = '';
-  /** The names last sent on the current stream, joined; undefined when nothing was sent on it. */
-  sentNames: string | undefined;
-  nodeSent = false;
 
   constructor(readonly type: XdsResourceType<unknown>) {}
-}
-
-interface ActiveStream {
-  readonly id: number;
-  stream: AdsStream;
-  connected: boolean;
-  receivedResponse: boolean;
 }
 
 /**
@@ -71,20 +52,12 @@ interface ActiveStream {
 export class XdsClient implements XdsWatcher {
   private readonly clock: Clock;
   private readonly trace: Trace;
-  private readonly server: XdsServerConfig;
-  private readonly transport: XdsTransport;
-  private readonly node: Node;
+  private readonly stream: ServerAdsStream;
   private readonly decodeContext: XdsDecodeContext;
-  private readonly backoff: ExponentialBackoff;
   private readonly dataErrorHandling: boolean;
   private readonly onWatcherError: (error: unknown) => void;
-  private readonly types = new Map<string, TypeState>();
-  private active: ActiveStream | undefined;
-  private streamCount = 0;
-  private retryTimer: CancelTimer | undefined;
+  private readonly types = new Map<string, TypeEntries>();
   private flushTimer: CancelTimer | undefined;
-  /** A57: why the last stream failed before any response; told to new watchers of uncached resources. */
-  private connectivityError: Status | undefined;
   private closed = false;
 
   constructor(private readonly options: XdsClientOptions) {
@@ -92,15 +65,29 @@ export class XdsClient implements XdsWatcher {
     this.trace = options.trace ?? (() => {});
     const server = options.bootstrap.xdsServers[0];
     if (!server) throw new Error('the xDS bootstrap lists no server');
-    this.server = server;
-    this.node = nodeProto(options.bootstrap.node);
     this.decodeContext = options.decodeContext;
-    this.backoff = new ExponentialBackoff(options.backoff);
     this.dataErrorHandling = options.dataErrorHandling ?? envFlag(XDS_DATA_ERROR_HANDLING_ENV, true);
     this.onWatcherError =
       options.onWatcherError ??
       ((e) => process.emitWarning(`xDS watcher threw: ${e instanceof Error ? e.stack : String(e)}`));
-    this.transport = options.transport(server);
+    this.stream = new ServerAdsStream({
+      server,
+      transport: options.transport,
+      node: nodeProto(options.bootstrap.node),
+      clock: this.clock,
+      trace: this.trace,
+      ...(options.backoff && { backoff: options.backoff }),
+      events: {
+        onRequested: (typeUrl, names) => this.startTimers(typeUrl, names),
+        onResources: (typeUrl, version, resources) => this.onResources(typeUrl, version, resources),
+        onEnded: (connectivityError) => this.onStreamEnded(connectivityError),
+        beforeReconnect: () => this.prune(),
+      },
+    });
+  }
+
+  private get server(): XdsServerConfig {
+    return this.stream.server;
   }
 
   get nodeId(): string {
@@ -115,12 +102,13 @@ export class XdsClient implements XdsWatcher {
       );
       return () => {};
     }
-    const typeState = this.typeState(type);
-    let entry = typeState.entries.get(name) as CacheEntry<T> | undefined;
+    const typeEntries = this.typeEntries(type);
+    let entry = typeEntries.entries.get(name) as CacheEntry<T> | undefined;
     if (!entry) {
       entry = new CacheEntry(type, name);
-      typeState.entries.set(name, entry as CacheEntry<unknown>);
+      typeEntries.entries.set(name, entry as CacheEntry<unknown>);
       this.trace(() => `xds client: ${shortTypeName(type.typeUrl)} "${name}" REQUESTED`);
+      this.stream.subscribe(type.typeUrl, name);
       this.scheduleFlush();
     }
     entry.watches.add(registration);
@@ -141,18 +129,17 @@ export class XdsClient implements XdsWatcher {
   /** The cache as CSDS would show it (A40, A88 state names), with the stream's state. */
   dump(): XdsClientDump {
     const resources = [];
-    const types = [];
-    for (const [typeUrl, typeState] of this.types) {
-      types.push({ typeUrl, version: typeState.version, nonce: typeState.nonce });
-      for (const entry of typeState.entries.values()) resources.push(dumpEntry(entry));
+    for (const typeEntries of this.types.values()) {
+      for (const entry of typeEntries.entries.values()) resources.push(dumpEntry(entry));
     }
+    const connectivityError = this.stream.connectivityError;
     return {
       serverUri: this.server.serverUri,
       now: this.clock.now(),
       node: this.options.bootstrap.node,
-      stream: this.streamState(),
-      ...(this.connectivityError && { connectivityError: this.connectivityError }),
-      types,
+      stream: this.stream.state,
+      ...(connectivityError && { connectivityError }),
+      types: this.stream.versions(),
       resources,
     };
   }
@@ -161,31 +148,22 @@ export class XdsClient implements XdsWatcher {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.retryTimer?.();
     this.flushTimer?.();
-    for (const typeState of this.types.values()) {
-      for (const entry of typeState.entries.values()) entry.cancelTimer();
+    for (const typeEntries of this.types.values()) {
+      for (const entry of typeEntries.entries.values()) entry.cancelTimer();
     }
-    this.active?.stream.close();
-    this.active = undefined;
-    this.transport.close();
+    this.stream.close();
   }
 
-  private streamState(): XdsClientDump['stream'] {
-    if (this.closed) return 'closed';
-    if (this.active) return this.active.connected ? 'connected' : 'connecting';
-    return this.retryTimer ? 'backoff' : 'idle';
-  }
-
-  private typeState(type: XdsResourceType<unknown>): TypeState {
-    let typeState = this.types.get(type.typeUrl);
-    if (!typeState) {
-      typeState = new TypeState(type);
-      this.types.set(type.typeUrl, typeState);
-    } else if (typeState.type !== type) {
+  private typeEntries(type: XdsResourceType<unknown>): TypeEntries {
+    let typeEntries = this.types.get(type.typeUrl);
+    if (!typeEntries) {
+      typeEntries = new TypeEntries(type);
+      this.types.set(type.typeUrl, typeEntries);
+    } else if (typeEntries.type !== type) {
       throw new Error(`two resource types share the type URL ${type.typeUrl}`);
     }
-    return typeState;
+    return typeEntries;
   }
 
   private replay<T>(entry: CacheEntry<T>, registration: WatchRegistration<T>): void {
@@ -195,8 +173,9 @@ export class XdsClient implements XdsWatcher {
       if (entry.ambient) this.notify(registration, (w) => w.onAmbientError(entry.ambient!));
     } else if (entry.error && entry.status !== 'REQUESTED') {
       this.notify(registration, (w) => w.onResourceError(entry.error!.status));
-    } else if (this.connectivityError) {
-      this.notify(registration, (w) => w.onResourceError(this.connectivityError!));
+    } else {
+      const connectivityError = this.stream.connectivityError;
+      if (connectivityError) this.notify(registration, (w) => w.onResourceError(connectivityError));
     }
   }
 
@@ -224,131 +203,35 @@ export class XdsClient implements XdsWatcher {
     if (this.flushTimer || this.closed) return;
     this.flushTimer = this.clock.setTimer(0, () => {
       this.flushTimer = undefined;
-      this.flush();
+      this.prune();
+      this.stream.sync();
     });
   }
 
-  private flush(): void {
-    let subscribed = false;
-    for (const typeState of this.types.values()) {
-      for (const [name, entry] of typeState.entries) {
+  /** Drops the entries no watcher wants any more, and their names from the subscription. */
+  private prune(): void {
+    for (const typeEntries of this.types.values()) {
+      for (const [name, entry] of typeEntries.entries) {
         if (entry.watches.size > 0) continue;
         entry.cancelTimer();
-        typeState.entries.delete(name);
-        this.trace(() => `xds client: ${shortTypeName(typeState.type.typeUrl)} "${name}" unsubscribed`);
+        typeEntries.entries.delete(name);
+        this.stream.unsubscribe(typeEntries.type.typeUrl, name);
+        this.trace(() => `xds client: ${shortTypeName(typeEntries.type.typeUrl)} "${name}" unsubscribed`);
       }
-      if (typeState.entries.size > 0) subscribed = true;
-      if (this.active) this.sendRequest(this.active, typeState, false);
-    }
-    if (subscribed && !this.active && !this.retryTimer) this.startStream();
-  }
-
-  /**
-   * Sends the type's subscription with its last ACKed version and nonce: when the names changed, or always
-   * for an ACK / NACK (`force`). Node identity goes in the first request of each type on a stream.
-   */
-  private sendRequest(
-    stream: ActiveStream,
-    typeState: TypeState,
-    force: boolean,
-    errorDetail?: string,
-  ): void {
-    const names = [...typeState.entries.keys()].sort();
-    const key = names.join('\n');
-    if (
-      !force &&
-      (key === typeState.sentNames || (typeState.sentNames === undefined && names.length === 0))
-    ) {
-      return;
-    }
-    typeState.sentNames = key;
-    const includeNode = !typeState.nodeSent;
-    typeState.nodeSent = true;
-    const request = create(DiscoveryRequestSchema, {
-      typeUrl: typeState.type.typeUrl,
-      resourceNames: names,
-      versionInfo: typeState.version,
-      responseNonce: typeState.nonce,
-      ...(includeNode && { node: this.node }),
-      ...(errorDetail !== undefined && {
-        errorDetail: create(StatusSchema, { code: Code.INVALID_ARGUMENT, message: errorDetail }),
-      }),
-    });
-    this.trace(
-      () =>
-        `xds client: ${errorDetail !== undefined ? 'NACK' : force ? 'ACK' : 'request'} ${shortTypeName(typeState.type.typeUrl)} ` +
-        `(${names.length} names, version "${request.versionInfo}", nonce "${request.responseNonce}")` +
-        (errorDetail !== undefined ? `: ${errorDetail}` : ''),
-    );
-    stream.stream.send(request);
-    for (const entry of typeState.entries.values()) {
-      if (entry.sentOnStream === stream.id) continue;
-      entry.sentOnStream = stream.id;
-      if (stream.connected) this.startTimer(entry);
     }
   }
 
-  // --- the stream ----------------------------------------------------------------------------------------
+  // --- stream events -------------------------------------------------------------------------------------
 
-  private startStream(): void {
-    const id = ++this.streamCount;
-    for (const typeState of this.types.values()) {
-      typeState.nonce = '';
-      typeState.sentNames = undefined;
-      typeState.nodeSent = false;
+  private onStreamEnded(connectivityError: Status | undefined): void {
+    for (const typeEntries of this.types.values()) {
+      for (const entry of typeEntries.entries.values()) entry.cancelTimer();
     }
-    const record: ActiveStream = {
-      id,
-      stream: undefined as unknown as AdsStream,
-      connected: false,
-      receivedResponse: false,
-    };
-    this.active = record;
-    this.trace(() => `xds client: starting ADS stream ${id} to ${this.server.serverUri}`);
-    record.stream = this.transport.openAdsStream({
-      onConnected: () => this.onConnected(record),
-      onResponse: (response) => this.onResponse(record, response),
-      onClose: (s) => this.onStreamClosed(record, s),
-    });
-    // A new stream re-sends every subscription, with the versions last ACKed.
-    for (const typeState of this.types.values()) this.sendRequest(record, typeState, false);
-  }
-
-  private onConnected(stream: ActiveStream): void {
-    if (stream !== this.active || stream.connected) return;
-    stream.connected = true;
-    this.trace(() => `xds client: ADS stream ${stream.id} connected`);
-    for (const typeState of this.types.values()) {
-      for (const entry of typeState.entries.values())
-        if (entry.sentOnStream === stream.id) this.startTimer(entry);
-    }
-  }
-
-  private onStreamClosed(stream: ActiveStream, closeStatus: Status): void {
-    if (stream !== this.active) return;
-    this.active = undefined;
-    for (const typeState of this.types.values()) {
-      for (const entry of typeState.entries.values()) entry.cancelTimer();
-    }
-    if (stream.receivedResponse) {
-      // A57: a stream that got a response may end for ordinary reasons (max connection age); retry at once.
-      this.trace(
-        () => `xds client: ADS stream ${stream.id} ended after responses (${formatStatus(closeStatus)})`,
-      );
-      this.retryTimer = this.clock.setTimer(0, () => this.retry());
-      return;
-    }
-    const error = status(
-      Code.UNAVAILABLE,
-      `xDS stream to ${this.server.serverUri} failed before any response: ${formatStatus(closeStatus)} (node ID ${this.nodeId})`,
-    );
-    this.connectivityError = error;
-    const delay = this.backoff.next();
-    this.trace(() => `xds client: ${error.details}; retrying in ${Math.round(delay)} ms`);
-    this.retryTimer = this.clock.setTimer(delay, () => this.retry());
+    if (!connectivityError) return;
+    const error = connectivityError;
     // A57 / A88: a connectivity error is ambient for a cached resource, and the reason it fails otherwise.
-    for (const typeState of this.types.values()) {
-      for (const entry of typeState.entries.values()) {
+    for (const typeEntries of this.types.values()) {
+      for (const entry of typeEntries.entries.values()) {
         if (entry.hasValue) {
           entry.ambient = error;
           this.notifyAll(entry, (w) => w.onAmbientError(error));
@@ -359,76 +242,42 @@ export class XdsClient implements XdsWatcher {
     }
   }
 
-  private retry(): void {
-    this.retryTimer = undefined;
-    if (this.closed || this.active) return;
-    this.flush();
-  }
-
   // --- responses -----------------------------------------------------------------------------------------
 
-  private onResponse(stream: ActiveStream, response: DiscoveryResponse): void {
-    if (stream !== this.active) return;
-    if (!stream.receivedResponse) {
-      stream.receivedResponse = true;
-      // A57: the backoff starts over once a stream attempt gets a response.
-      this.backoff.reset();
-      this.connectivityError = undefined;
-    }
-    const typeState = this.types.get(response.typeUrl);
-    const shortName = shortTypeName(response.typeUrl);
-    this.trace(
-      () =>
-        `xds client: response ${shortName} version "${response.versionInfo}" nonce "${response.nonce}" ` +
-        `(${response.resources.length} resources)`,
-    );
-    if (!typeState) {
-      stream.stream.send(
-        create(DiscoveryRequestSchema, {
-          typeUrl: response.typeUrl,
-          responseNonce: response.nonce,
-          errorDetail: create(StatusSchema, {
-            code: Code.INVALID_ARGUMENT,
-            message: `resource type ${response.typeUrl} was not subscribed to`,
-          }),
-        }),
-      );
-      return;
-    }
-    typeState.nonce = response.nonce;
-    const version = response.versionInfo;
+  /** Applies one response of a type; returns the NACK's error detail, or undefined when all was valid. */
+  private onResources(typeUrl: string, version: string, resources: readonly Any[]): string | undefined {
+    const typeEntries = this.types.get(typeUrl);
+    if (!typeEntries) return `resource type ${typeUrl} was not subscribed to`;
     const now = this.clock.now();
-    const { valid, invalid } = decodeResources(typeState.type, response.resources, this.decodeContext);
+    const { valid, invalid } = decodeResources(typeEntries.type, resources, this.decodeContext);
     const seen = new Set<string>();
     for (const resource of valid) {
       seen.add(resource.name);
-      const entry = typeState.entries.get(resource.name);
+      const entry = typeEntries.entries.get(resource.name);
       if (entry) this.accept(entry, resource.value, resource.bytes, version, now);
     }
     for (const problem of invalid) {
       if (problem.name === undefined) continue;
       seen.add(problem.name);
-      const entry = typeState.entries.get(problem.name);
+      const entry = typeEntries.entries.get(problem.name);
       if (entry) this.reject(entry, problem.error, version, now);
     }
     // A27 SotW: in LDS and CDS a resource missing from a response was deleted. When a resource's name could
     // not be read, the missing one may be it, so nothing is taken as deleted.
-    if (typeState.type.allResourcesRequiredInSotW && invalid.every((p) => p.name !== undefined)) {
-      for (const entry of typeState.entries.values()) {
+    if (typeEntries.type.allResourcesRequiredInSotW && invalid.every((p) => p.name !== undefined)) {
+      for (const entry of typeEntries.entries.values()) {
         if (!seen.has(entry.name) && entry.hasValue && entry.status !== 'DOES_NOT_EXIST') {
           this.deleted(entry, version, now);
         }
       }
     }
-    if (invalid.length === 0) {
-      typeState.version = version;
-      this.sendRequest(stream, typeState, true);
-    } else {
-      const reasons = invalid.map(
+    if (invalid.length === 0) return undefined;
+    const shortName = shortTypeName(typeUrl);
+    return invalid
+      .map(
         (p) => `${shortName} ${p.name === undefined ? `resources[${p.index}]` : `"${p.name}"`}: ${p.error}`,
-      );
-      this.sendRequest(stream, typeState, true, reasons.join('; '));
-    }
+      )
+      .join('; ');
   }
 
   private accept<T>(entry: CacheEntry<T>, value: T, bytes: Uint8Array, version: string, now: number): void {
@@ -505,6 +354,16 @@ export class XdsClient implements XdsWatcher {
   }
 
   // --- the does-not-exist timer (A27, A57, A88) -------------------------------------------------------------
+
+  /** The names went out on a connected stream: their timers start (A57). */
+  private startTimers(typeUrl: string, names: readonly string[]): void {
+    const typeEntries = this.types.get(typeUrl);
+    if (!typeEntries) return;
+    for (const name of names) {
+      const entry = typeEntries.entries.get(name);
+      if (entry) this.startTimer(entry);
+    }
+  }
 
   /** Runs only for a resource never received, from when its subscription is on a connected stream. */
   private startTimer(entry: CacheEntry<unknown>): void {
