@@ -1,5 +1,6 @@
-// The xDS client (gRFC A27, A57, A88): bootstrap, one ADS stream per server over a transport interface, the
-// resource cache with its watchers, timers on the Clock, and the CSDS-like dump.
+// The xDS client (gRFC A27, A57, A88): bootstrap, the ADS stream to a server over a transport interface
+// (ads-stream.ts), the resource cache with its watchers (resource-cache.ts), the XdsClient wiring them
+// (xds-client.ts), timers on the Clock, and the CSDS-like dump.
 export {
   BACKOFF_INITIAL_MS,
   BACKOFF_JITTER,
@@ -23,13 +24,8 @@ export {
 export type { XdsResourceStatus } from './cache-entry.js';
 export { toCsdsClientConfig } from './csds.js';
 export { formatXdsClientDump, type XdsClientDump, type XdsResourceDump } from './dump.js';
+export { RESOURCE_DOES_NOT_EXIST_TIMEOUT_MS, RESOURCE_TRANSIENT_TIMEOUT_MS } from './resource-cache.js';
 export type { XdsDecodeContext, XdsDecodeResult, XdsResourceType } from './resource-type.js';
 export type { AdsStream, AdsStreamHandlers, XdsTransport, XdsTransportFactory } from './transport.js';
 export type { CancelWatch, XdsResourceWatcher, XdsWatcher } from './watcher.js';
-export {
-  RESOURCE_DOES_NOT_EXIST_TIMEOUT_MS,
-  RESOURCE_TRANSIENT_TIMEOUT_MS,
-  XDS_DATA_ERROR_HANDLING_ENV,
-  XdsClient,
-  type XdsClientOptions,
-} from './xds-client.js';
+export { XDS_DATA_ERROR_HANDLING_ENV, XdsClient, type XdsClientOptions } from './xds-client.js';
