@@ -8,11 +8,7 @@ import {
   type Status,
   unavailable,
 } from '../../src/core/index.js';
-import {
-  defaultRegistry,
-  OUTLIER_DETECTION_DEFAULTS,
-  parseOutlierDetectionConfig,
-} from '../../src/policies/index.js';
+import { defaultRegistry, parseOutlierDetectionConfig } from '../../src/policies/index.js';
 import { Simulation, type SubchannelHandle } from '../../src/sim/index.js';
 import { connectAll, picks, tally } from '../support/sim-picks.js';
 
@@ -78,12 +74,25 @@ describe('outlier_detection_experimental config (A50 "LB Policy Config", "Valida
       '$',
       registry,
     );
+    // A50's proto comments: interval 10 s, base_ejection_time 30 s, max_ejection_time 300 s,
+    // max_ejection_percent 10; success rate: stdev_factor 1900, enforcement 100, minimum_hosts 5,
+    // request_volume 100; failure percentage: threshold 85, enforcement 100, minimum_hosts 5, request_volume 50.
     assert.equal(c.intervalMs, 10_000);
     assert.equal(c.baseEjectionTimeMs, 30_000);
     assert.equal(c.maxEjectionTimeMs, 300_000);
     assert.equal(c.maxEjectionPercent, 10);
-    assert.deepEqual(c.successRateEjection, OUTLIER_DETECTION_DEFAULTS.successRate);
-    assert.deepEqual(c.failurePercentageEjection, OUTLIER_DETECTION_DEFAULTS.failurePercentage);
+    assert.deepEqual(c.successRateEjection, {
+      stdevFactor: 1900,
+      enforcementPercentage: 100,
+      minimumHosts: 5,
+      requestVolume: 100,
+    });
+    assert.deepEqual(c.failurePercentageEjection, {
+      threshold: 85,
+      enforcementPercentage: 100,
+      minimumHosts: 5,
+      requestVolume: 50,
+    });
   });
 
   test('durations in proto3 JSON string form and { seconds, nanos } form', () => {
@@ -197,6 +206,22 @@ describe('outlier_detection_experimental behaviour (A50 "Outlier Detection Behav
     sim.advance(10_000); // ejected at 150 s with multiplier 1 → back at 180 s
     sim.advance(30_000);
     assert.ok(tally(picks(sim, 100))[A]! > 0, 'back at 180 s');
+  });
+
+  test('A50 max_ejection_time unset: 300 s, or base_ejection_time when that is larger', () => {
+    const sim = readySim(
+      od({
+        baseEjectionTime: '400s',
+        maxEjectionPercent: 50,
+        failurePercentageEjection: { threshold: 50, minimumHosts: 3, requestVolume: 10 },
+      }),
+    );
+    runCalls(sim, 100, failing(A));
+    sim.advance(10_000); // ejected at 10 s for 400 s × multiplier 1, above the 300 s default: back at 410 s
+    sim.advance(390_000);
+    assert.equal(tally(picks(sim, 100))[A], undefined, 'still ejected at 400 s (not capped at 300 s)');
+    sim.advance(10_000);
+    assert.ok(tally(picks(sim, 100))[A]! > 0, 'back at 410 s');
   });
 
   test('A50 max_ejection_percent stops ejections once reached', () => {
