@@ -31,7 +31,16 @@ function report(fields: Partial<BackendMetricReport>): BackendMetricReport {
 
 describe('weighted_round_robin config (A58 "LB Policy Config and Parameters")', () => {
   test('defaults', () => {
-    assert.deepEqual(parseWeightedRoundRobinConfig({}, '$'), WEIGHTED_ROUND_ROBIN_DEFAULTS);
+    // A58's proto comments: OOB reporting off, oob_reporting_period 10 s, blackout_period 10 s,
+    // weight_expiration_period 3 min, weight_update_period 1 s, error_utilization_penalty 1.0.
+    assert.deepEqual(parseWeightedRoundRobinConfig({}, '$'), {
+      enableOobLoadReport: false,
+      oobReportingPeriodMs: 10_000,
+      blackoutPeriodMs: 10_000,
+      weightExpirationPeriodMs: 180_000,
+      weightUpdatePeriodMs: 1_000,
+      errorUtilizationPenalty: 1,
+    });
   });
   test('durations, the 100 ms floor of weight_update_period, proto names', () => {
     const c = parseWeightedRoundRobinConfig(
