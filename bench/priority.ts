@@ -6,8 +6,10 @@
  * with N endpoints spread evenly over the 150 localities (10,000 endpoints is ~67 per locality). Both
  * libraries create priorities lazily, so only priority 0's subtree exists once it is READY. Subchannels are
  * the same synchronous fakes the round_robin section uses. Figures:
- *   - update -> first READY picker: the first update plus driving subchannels READY, in creation order,
- *     until the root reports READY (one subchannel, in practice);
+ *   - update -> first READY picker: the first update, the work it deferred to `process.nextTick` (grpc-js's
+ *     pick_first asks its subchannel to connect there, after the update returns; lbtree's does inside the
+ *     update), then driving subchannels READY, in creation order, until the root reports READY (one
+ *     subchannel, in practice);
  *   - same update again: a fresh copy of the same list (new endpoint and attribute objects, as a resolver
  *     delivers it) applied to the live, READY tree;
  *   - retained heap: heap growth from the tree (policies, pickers, fake subchannels) after the first READY,
@@ -33,7 +35,7 @@ import {
 import { BenchChannel } from './bench-channel.js';
 import { gc } from './gc.js';
 import { FakeSubchannel } from './grpc-js-harness.js';
-import { median, ms, printRow, printTableHeader } from './report.js';
+import { deferredTicks, median, msAsync, printRow, printTableHeader } from './report.js';
 
 const PRIORITIES = 3;
 const LOCALITIES = 50;
@@ -219,11 +221,15 @@ function heapUsed(): number {
  * Heap held by one tree after its first READY picker. In a function of its own, so that no stack slot of the
  * caller still holds the previous run's tree when the baseline is read (that made readings negative).
  */
-function retainedMB(create: () => Harness, endpoints: Parameters<Harness['prepare']>[0]): number {
+async function retainedMB(
+  create: () => Harness,
+  endpoints: Parameters<Harness['prepare']>[0],
+): Promise<number> {
   const h = create();
   const list = h.prepare(endpoints);
   const before = heapUsed();
   h.apply(list);
+  await deferredTicks();
   h.makeFirstReady();
   const mb = (heapUsed() - before) / 2 ** 20;
   h.destroy();
@@ -237,8 +243,15 @@ interface Figures {
   nsPerPick: number;
 }
 
-function measure(create: () => Harness, n: number, withPicks: boolean): Figures {
-  const endpoints = tree(n);
+/**
+ * The timed updates, medians in ms. A function of its own: an async function keeps the variables it uses
+ * across an await, so a caller running these loops itself could still hold the last run's tree when the heap
+ * baseline is read.
+ */
+async function timeUpdates(
+  create: () => Harness,
+  endpoints: readonly TreeEndpoint[],
+): Promise<{ firstReadyMs: number; againMs: number }> {
   const first: number[] = [];
   const again: number[] = [];
   // The first WARMUP runs let the JIT settle and are not counted (the smallest size would otherwise carry the
@@ -248,12 +261,16 @@ function measure(create: () => Harness, n: number, withPicks: boolean): Figures 
     const h = create();
     const firstList = h.prepare(endpoints);
     const againList = h.prepare(endpoints);
-    const firstMs = ms(() => {
+    const firstMs = await msAsync(async () => {
       h.apply(firstList);
+      await deferredTicks();
       h.makeFirstReady();
     });
     if (h.state !== 'READY') throw new Error(`expected READY after the first update, got ${h.state}`);
-    const againMs = ms(() => h.apply(againList));
+    const againMs = await msAsync(async () => {
+      h.apply(againList);
+      await deferredTicks();
+    });
     if (h.state !== 'READY') throw new Error(`expected READY after the same update, got ${h.state}`);
     if (r >= WARMUP) {
       first.push(firstMs);
@@ -261,30 +278,39 @@ function measure(create: () => Harness, n: number, withPicks: boolean): Figures 
     }
     h.destroy();
   }
-  // Memory, in runs of its own: the heap the tree holds after its first READY picker, after full GCs.
-  const heap: number[] = [];
-  for (let r = 0; r < 3; r++) heap.push(retainedMB(create, endpoints));
-  let nsPerPick = Number.NaN;
-  if (withPicks) {
-    const h = create();
-    h.apply(h.prepare(endpoints));
-    h.makeAllReady();
-    let sink = 0;
-    for (let i = 0; i < 200_000; i++) if (h.pick()) sink++;
-    const runs: number[] = [];
-    for (let r = 0; r < 3; r++) {
-      const t = process.hrtime.bigint();
-      for (let i = 0; i < PICKS; i++) if (h.pick()) sink++;
-      runs.push(Number(process.hrtime.bigint() - t) / PICKS);
-    }
-    h.destroy();
-    if (sink === 0) throw new Error('no picks completed');
-    nsPerPick = median(runs);
-  }
-  return { firstReadyMs: median(first), againMs: median(again), heapMB: median(heap), nsPerPick };
+  return { firstReadyMs: median(first), againMs: median(again) };
 }
 
-export function runPriorityBench(): void {
+/** ns per pick with all of priority 0 READY. */
+async function nsPerPick(create: () => Harness, endpoints: readonly TreeEndpoint[]): Promise<number> {
+  const h = create();
+  h.apply(h.prepare(endpoints));
+  await deferredTicks();
+  h.makeAllReady();
+  let sink = 0;
+  for (let i = 0; i < 200_000; i++) if (h.pick()) sink++;
+  const runs: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < PICKS; i++) if (h.pick()) sink++;
+    runs.push(Number(process.hrtime.bigint() - t) / PICKS);
+  }
+  h.destroy();
+  if (sink === 0) throw new Error('no picks completed');
+  return median(runs);
+}
+
+async function measure(create: () => Harness, n: number, withPicks: boolean): Promise<Figures> {
+  const endpoints = tree(n);
+  const updates = await timeUpdates(create, endpoints);
+  // Memory, in runs of its own: the heap the tree holds after its first READY picker, after full GCs.
+  const heap: number[] = [];
+  for (let r = 0; r < 3; r++) heap.push(await retainedMB(create, endpoints));
+  const picks = withPicks ? await nsPerPick(create, endpoints) : Number.NaN;
+  return { ...updates, heapMB: median(heap), nsPerPick: picks };
+}
+
+export async function runPriorityBench(): Promise<void> {
   printTableHeader(
     `priority (${PRIORITIES}) -> weighted_target (${LOCALITIES} localities) -> round_robin -> pick_first, fake subchannels (median of ${REPEATS} runs)`,
     '@grpc/grpc-js-xds',
@@ -293,8 +319,8 @@ export function runPriorityBench(): void {
   for (const n of SIZES) {
     const withPicks = n === SIZES[SIZES.length - 1];
     // lbtree first, then grpc-js-xds: grpc-js's pick_first children leave timers that fire only once we yield.
-    const ours = measure(createLbtreeTree, n, withPicks);
-    const theirs = measure(createGrpcJsXdsTree, n, withPicks);
+    const ours = await measure(createLbtreeTree, n, withPicks);
+    const theirs = await measure(createGrpcJsXdsTree, n, withPicks);
     printRow(`${n} endpoints: update -> first READY picker`, ours.firstReadyMs, theirs.firstReadyMs, 'ms');
     printRow(`${n} endpoints: same update again`, ours.againMs, theirs.againMs, 'ms');
     printRow(`${n} endpoints: retained heap`, ours.heapMB, theirs.heapMB, 'MB');

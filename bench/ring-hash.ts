@@ -3,7 +3,8 @@
  * XXH64 itself. Figures:
  *   - ring build: the first update of N endpoints until the policy reports its picker (grpc-js-xds builds its
  *     ring in a promise callback, so its figure is measured up to that report). Each run uses a fresh
- *     policy; the first runs warm the JIT up and are not counted. "ring 4,096" and "ring 1,048,576" set
+ *     policy; the first runs warm the JIT up and are not counted, as many for either library (fewer runs in
+ *     the cases where one grpc-js-xds build takes seconds). "ring 4,096" and "ring 1,048,576" set
  *     minRingSize = maxRingSize = cap to that size (Envoy's running sum makes 1,000 equal endpoints 4,097);
  *   - pick: ns per pick with every endpoint READY, hashes spread over the whole ring (lbtree reads
  *     `PickArgs.hash`, a bigint; grpc-js-xds reads `extraPickInfo.hash`, a decimal string, as its
@@ -41,6 +42,9 @@ import { median, printRow, printTableHeader } from './report.js';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 const WARMUP = 5;
+/** Builds where one grpc-js-xds build takes seconds (10,000 endpoints; a 1,048,576-entry ring). */
+const HEAVY_REPEATS = 3;
+const HEAVY_WARMUP = 1;
 const PICKS = 2_000_000;
 const PICK_HASHES = 4096;
 
@@ -49,9 +53,12 @@ interface Case {
   readonly endpoints: number;
   /** minRingSize = maxRingSize = cap = this, so the ring has exactly this many entries. */
   readonly ringSize: number;
-  /** Runs for grpc-js-xds, fewer where one run takes seconds (its code is warm from the first case). */
-  readonly theirRepeats: number;
-  readonly theirWarmup: number;
+  /**
+   * Ring builds timed (median) after `warmup` uncounted ones, the same for both libraries: fewer where one
+   * grpc-js-xds build takes seconds.
+   */
+  readonly repeats: number;
+  readonly warmup: number;
 }
 
 const CASES: readonly Case[] = [
@@ -59,22 +66,22 @@ const CASES: readonly Case[] = [
     name: '1,000 endpoints, ring 4,096',
     endpoints: 1_000,
     ringSize: 4_096,
-    theirRepeats: REPEATS,
-    theirWarmup: WARMUP,
+    repeats: REPEATS,
+    warmup: WARMUP,
   },
   {
     name: '10,000 endpoints, ring 4,096',
     endpoints: 10_000,
     ringSize: 4_096,
-    theirRepeats: 1,
-    theirWarmup: 0,
+    repeats: HEAVY_REPEATS,
+    warmup: HEAVY_WARMUP,
   },
   {
     name: '1,000 endpoints, ring 1,048,576',
     endpoints: 1_000,
     ringSize: 1_048_576,
-    theirRepeats: 1,
-    theirWarmup: 0,
+    repeats: HEAVY_REPEATS,
+    warmup: HEAVY_WARMUP,
   },
 ];
 
@@ -324,13 +331,16 @@ function xxh64Figures(api: Awaited<ReturnType<typeof xxhashWasm>>): void {
 export async function runRingHashBench(): Promise<void> {
   const hashes = pickHashes();
   const api = await xxhashWasm();
-  printTableHeader(`ring_hash, fake subchannels (build: median of ${REPEATS} runs)`, '@grpc/grpc-js-xds');
+  printTableHeader(
+    `ring_hash, fake subchannels (build: median of ${REPEATS} runs after ${WARMUP} warm-up runs, ${HEAVY_REPEATS} after ${HEAVY_WARMUP} where a grpc-js-xds build takes seconds; the same for both)`,
+    '@grpc/grpc-js-xds',
+  );
   for (const c of CASES) {
     const list = addresses(c.endpoints);
     const ours = () => createLbtree(c.ringSize, hashes);
     const theirs = () => createGrpcJsXds(c.ringSize, hashes);
-    const oursBuild = await timeBuild(ours, list, REPEATS, WARMUP);
-    const theirsBuild = await timeBuild(theirs, list, c.theirRepeats, c.theirWarmup);
+    const oursBuild = await timeBuild(ours, list, c.repeats, c.warmup);
+    const theirsBuild = await timeBuild(theirs, list, c.repeats, c.warmup);
     printRow(`${c.name}: ring build`, oursBuild, theirsBuild, 'ms');
     const oursPick = await pickFigure(ours, list, PICKS);
     const theirsPick = await pickFigure(theirs, list, PICKS / 10);

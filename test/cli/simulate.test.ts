@@ -19,7 +19,8 @@ test('simulate: a zone outage moves its share inside priority 0; a hang fails ov
     example('cluster-wrr-locality.yaml'),
     example('endpoints-two-priorities.yaml'),
   );
-  const report = runScenario(tree, parseScenario(example('scenario-zone-outage.yaml')));
+  const scenario = parseScenario(example('scenario-zone-outage.yaml'));
+  const report = runScenario(tree, scenario);
   const at = (s: number) => report.steps.find((step) => step.atMs === s * 1000)!;
   const served = (s: number, prefix: string) =>
     [...at(s).picks].filter(([name]) => name.startsWith(prefix)).reduce((a, [, n]) => a + n, 0);
@@ -33,6 +34,20 @@ test('simulate: a zone outage moves its share inside priority 0; a hang fails ov
   assert.equal(at(25).state, 'CONNECTING');
   assert.ok(at(25).queued > 90);
   assert.ok(served(31, '10.1.') > 90);
+  // A56 failover timer, to the call (one call per 10 ms step): priority 0 goes READY -> CONNECTING at 20 s,
+  // which starts its 10 s timer; at 30 s priority 1 is created and, connecting in the scenario's 20 ms,
+  // serves its first call at 30.02 s. Every call from 20 s until then queues (a 9.99 s timer would serve the
+  // one at 30.01 s, a 10.01 s timer would queue the one at 30.02 s).
+  const fine = runScenario(tree, { ...scenario, stepMs: 10, durationMs: 31_000 });
+  const onPriority1 = (step: (typeof fine.steps)[number]) =>
+    [...step.picks.keys()].some((name) => name.startsWith('10.1.'));
+  assert.equal(fine.steps.find(onPriority1)?.atMs, 30_020);
+  const waiting = fine.steps.filter((step) => step.atMs >= 20_000 && step.atMs < 30_020);
+  assert.equal(waiting.length, 1002);
+  assert.ok(
+    waiting.every((step) => step.queued === 1 && step.picks.size === 0),
+    'a call from 20 s to 30.01 s did not queue',
+  );
   // 45 s: priority 0 recovers and takes the traffic back.
   assert.ok(served(50, '10.0.') > 90);
   assert.equal(served(50, '10.1.'), 0);

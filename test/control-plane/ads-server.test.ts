@@ -20,6 +20,7 @@ import {
 import { ClusterSchema } from '../../src/protos/gen/envoy/config/cluster/v3/cluster_pb.js';
 import { parseBootstrap } from '../../src/xds/client/bootstrap.js';
 import { AdsTestClient, namesIn } from '../support/ads-test-client.js';
+import { until } from '../support/until.js';
 
 const ROUTES = [{ routes: [{ cluster: 'c1' }] }];
 const base = () => [
@@ -168,11 +169,14 @@ describe('control plane: ADS state-of-the-world bookkeeping', () => {
     const r1 = await c.next();
     plane.setResources(base());
     const r2 = await c.next();
-    const staleSeen = new Promise<void>((resolve) =>
-      plane.onEvent((e) => e.kind === 'stale' && e.nodeId === 'node-stale' && resolve()),
-    );
     c.ack(r1, ['c1']);
-    await staleSeen;
+    await until(
+      "the control plane's stale-nonce event for node-stale's ACK of the first response",
+      () => events.some((e) => e.kind === 'stale' && e.nodeId === 'node-stale'),
+      10_000,
+      () =>
+        `(node-stale's events: ${JSON.stringify(events.filter((e) => 'nodeId' in e && e.nodeId === 'node-stale'))})`,
+    );
     c.ack(r2, ['c1']);
     const ack = await plane.waitForAck({ nodeId: 'node-stale' });
     assert.equal(ack.nonce, r2.nonce);
@@ -268,11 +272,10 @@ describe('control plane: ADS state-of-the-world bookkeeping', () => {
     c.send({ typeUrl: CLUSTER_TYPE_URL, resourceNames: ['c1'] });
     c.ack(await c.next(), ['c1']);
     await plane.waitForAck({ nodeId: 'node-events' });
-    const gone = new Promise<ControlPlaneEvent>((resolve) =>
-      plane.onEvent((e) => e.kind === 'disconnected' && e.nodeId === 'node-events' && resolve(e)),
-    );
     c.close();
-    await gone;
+    await until("the control plane's disconnected event for node-events", () =>
+      events.some((e) => e.kind === 'disconnected' && e.nodeId === 'node-events'),
+    );
     assert.ok(!plane.clients().some((i) => i.nodeId === 'node-events'));
     const nodeOf = (e: ControlPlaneEvent) =>
       e.kind === 'ack' ? e.ack.nodeId : e.kind === 'nack' ? e.nack.nodeId : 'nodeId' in e ? e.nodeId : '';

@@ -8,6 +8,8 @@ import { type ChannelOptions, experimental } from '@grpc/grpc-js';
 import { type Backend, newClient, startBackends, whoami } from '../../src/cli/loopback-backends.js';
 import { register } from '../../src/grpc-js/index.js';
 import type { LbtreeTypedConfig } from '../../src/grpc-js/policy-adapter.js';
+// Loaded by grpc-js-channels.e2e.test.ts before grpc-js: grpc-js's outlier_detection trace lines are collected.
+import { traces } from '../support/traced-grpc.js';
 
 /** A grpc-js policy of the application's: pick_first underneath, counting what it is given. */
 const counted = { instances: 0, updates: 0 };
@@ -92,6 +94,7 @@ describe('a grpc-js-only child policy under lbtree parents', () => {
 
   test('grpc-js’s outlier_detection under priority_experimental', async () => {
     const [g1] = backends as [Backend, Backend, Backend];
+    const mark = traces.length;
     const c = newClient(`endpoints:p0=${g1.address}`, [
       {
         priority_experimental: {
@@ -102,6 +105,13 @@ describe('a grpc-js-only child policy under lbtree parents', () => {
     ]);
     clients.push(c);
     assert.equal(await whoami(c, { waitForReady: true }), 'g1');
+    // grpc-js's policy ran, not lbtree's (whose lines read `| lbtree | outlier_detection: …`): its own tracer
+    // logged the config it was given.
+    const grpcJsLines = traces.slice(mark).filter((t) => t.includes('| outlier_detection | '));
+    assert.ok(
+      grpcJsLines.some((t) => t.includes('Received update with config')),
+      `no trace line of grpc-js's outlier_detection: ${traces.slice(mark, mark + 5).join('\n')}`,
+    );
   });
 
   test('a child name neither lbtree nor grpc-js knows is a config error naming the path', () => {

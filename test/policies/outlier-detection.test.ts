@@ -8,11 +8,7 @@ import {
   type Status,
   unavailable,
 } from '../../src/core/index.js';
-import {
-  defaultRegistry,
-  OUTLIER_DETECTION_DEFAULTS,
-  parseOutlierDetectionConfig,
-} from '../../src/policies/index.js';
+import { defaultRegistry, parseOutlierDetectionConfig } from '../../src/policies/index.js';
 import { Simulation, type SubchannelHandle } from '../../src/sim/index.js';
 import { connectAll, picks, tally } from '../support/sim-picks.js';
 
@@ -49,6 +45,15 @@ function runCalls(sim: Simulation, n: number, outcome: (address: string) => Stat
   return tally(seen);
 }
 
+/** Fails the first `counts[address]` calls to each address, succeeds the rest. */
+function failFirst(counts: Record<string, number>): (address: string) => Status {
+  const failed: Record<string, number> = {};
+  return (address) => {
+    failed[address] = (failed[address] ?? 0) + 1;
+    return failed[address]! <= (counts[address] ?? 0) ? unavailable('boom') : OK_STATUS;
+  };
+}
+
 const failing =
   (...bad: string[]) =>
   (address: string): Status =>
@@ -69,12 +74,25 @@ describe('outlier_detection_experimental config (A50 "LB Policy Config", "Valida
       '$',
       registry,
     );
+    // A50's proto comments: interval 10 s, base_ejection_time 30 s, max_ejection_time 300 s,
+    // max_ejection_percent 10; success rate: stdev_factor 1900, enforcement 100, minimum_hosts 5,
+    // request_volume 100; failure percentage: threshold 85, enforcement 100, minimum_hosts 5, request_volume 50.
     assert.equal(c.intervalMs, 10_000);
     assert.equal(c.baseEjectionTimeMs, 30_000);
     assert.equal(c.maxEjectionTimeMs, 300_000);
     assert.equal(c.maxEjectionPercent, 10);
-    assert.deepEqual(c.successRateEjection, OUTLIER_DETECTION_DEFAULTS.successRate);
-    assert.deepEqual(c.failurePercentageEjection, OUTLIER_DETECTION_DEFAULTS.failurePercentage);
+    assert.deepEqual(c.successRateEjection, {
+      stdevFactor: 1900,
+      enforcementPercentage: 100,
+      minimumHosts: 5,
+      requestVolume: 100,
+    });
+    assert.deepEqual(c.failurePercentageEjection, {
+      threshold: 85,
+      enforcementPercentage: 100,
+      minimumHosts: 5,
+      requestVolume: 50,
+    });
   });
 
   test('durations in proto3 JSON string form and { seconds, nanos } form', () => {
@@ -190,6 +208,22 @@ describe('outlier_detection_experimental behaviour (A50 "Outlier Detection Behav
     assert.ok(tally(picks(sim, 100))[A]! > 0, 'back at 180 s');
   });
 
+  test('A50 max_ejection_time unset: 300 s, or base_ejection_time when that is larger', () => {
+    const sim = readySim(
+      od({
+        baseEjectionTime: '400s',
+        maxEjectionPercent: 50,
+        failurePercentageEjection: { threshold: 50, minimumHosts: 3, requestVolume: 10 },
+      }),
+    );
+    runCalls(sim, 100, failing(A));
+    sim.advance(10_000); // ejected at 10 s for 400 s × multiplier 1, above the 300 s default: back at 410 s
+    sim.advance(390_000);
+    assert.equal(tally(picks(sim, 100))[A], undefined, 'still ejected at 400 s (not capped at 300 s)');
+    sim.advance(10_000);
+    assert.ok(tally(picks(sim, 100))[A]! > 0, 'back at 410 s');
+  });
+
   test('A50 max_ejection_percent stops ejections once reached', () => {
     const ten = Array.from({ length: 10 }, (_, i) => `10.0.1.${i}:80`);
     const sim = readySim(
@@ -220,18 +254,38 @@ describe('outlier_detection_experimental behaviour (A50 "Outlier Detection Behav
     assert.equal(ten.filter((k) => got[k] === undefined).length, 1, JSON.stringify(got));
   });
 
-  test('A50 success rate: an endpoint below mean − stdev × factor/1000 is ejected', () => {
-    const sim = readySim(
-      od({
-        maxEjectionPercent: 50,
-        successRateEjection: { stdevFactor: 1000, minimumHosts: 5, requestVolume: 20 },
-      }),
-    );
-    // A fails every other call: rates 0.5, 1, 1, 1, 1 → mean 0.9, stdev 0.2, threshold 0.7.
-    let n = 0;
-    runCalls(sim, 500, (address) => (address === A && n++ % 2 === 0 ? unavailable('flaky') : OK_STATUS));
+  // A50 "Success Rate Algorithm" step 3: ejected when the success rate is below mean − stdev × (stdev_factor /
+  // 1000). 100 calls each; C and D fail 5 (0.95), B and E none (1). With A at 0.80 the rates' mean is 0.94 and
+  // their (population) stdev 0.07348, so the threshold is 0.94 − 1.9 × 0.07348 = 0.80038: A is just below it.
+  // With A at 0.81: mean 0.942, stdev 0.06969, threshold 0.80960: A is just above it (and below the mean).
+  const SUCCESS_RATE = od({
+    maxEjectionPercent: 20,
+    successRateEjection: {
+      stdevFactor: 1900,
+      enforcementPercentage: 100,
+      minimumHosts: 5,
+      requestVolume: 100,
+    },
+  });
+  const [, , C, D] = BACKENDS as [string, string, string, string];
+
+  test('A50 success rate: an endpoint just below mean − stdev × stdev_factor / 1000 is ejected', () => {
+    const sim = readySim(SUCCESS_RATE);
+    const calls = runCalls(sim, 500, failFirst({ [A]: 20, [C]: 5, [D]: 5 }));
+    assert.deepEqual(Object.values(calls), [100, 100, 100, 100, 100]);
     sim.advance(10_000);
-    assert.equal(tally(picks(sim, 100))[A], undefined);
+    assert.equal(tally(picks(sim, 100))[A], undefined, 'A (0.80 < 0.80038) still picked');
+    assert.ok(sim.traces.some((t) => t.includes(`outlier_detection: ejecting endpoint [${A}]`)));
+  });
+
+  test('A50 success rate: an endpoint just above mean − stdev × stdev_factor / 1000 stays, below the mean', () => {
+    const sim = readySim(SUCCESS_RATE);
+    const calls = runCalls(sim, 500, failFirst({ [A]: 19, [C]: 5, [D]: 5 }));
+    assert.deepEqual(Object.values(calls), [100, 100, 100, 100, 100]);
+    sim.advance(10_000);
+    const after = tally(picks(sim, 100));
+    assert.deepEqual(Object.keys(after).sort(), [...BACKENDS].sort(), 'A (0.81 > 0.80960) was ejected');
+    assert.ok(!sim.traces.some((t) => t.includes('outlier_detection: ejecting endpoint')));
   });
 
   test('A50 success rate: fewer endpoints with request_volume than minimum_hosts ejects nothing', () => {

@@ -31,7 +31,16 @@ function report(fields: Partial<BackendMetricReport>): BackendMetricReport {
 
 describe('weighted_round_robin config (A58 "LB Policy Config and Parameters")', () => {
   test('defaults', () => {
-    assert.deepEqual(parseWeightedRoundRobinConfig({}, '$'), WEIGHTED_ROUND_ROBIN_DEFAULTS);
+    // A58's proto comments: OOB reporting off, oob_reporting_period 10 s, blackout_period 10 s,
+    // weight_expiration_period 3 min, weight_update_period 1 s, error_utilization_penalty 1.0.
+    assert.deepEqual(parseWeightedRoundRobinConfig({}, '$'), {
+      enableOobLoadReport: false,
+      oobReportingPeriodMs: 10_000,
+      blackoutPeriodMs: 10_000,
+      weightExpirationPeriodMs: 180_000,
+      weightUpdatePeriodMs: 1_000,
+      errorUtilizationPenalty: 1,
+    });
   });
   test('durations, the 100 ms floor of weight_update_period, proto names', () => {
     const c = parseWeightedRoundRobinConfig(
@@ -73,10 +82,35 @@ describe('static stride scheduler (the scheduler gRPC uses for A58)', () => {
     const got = shares(s, 60_000);
     assert.ok(Math.abs(got[2]! - 1 / 3) < 0.01, String(got));
   });
-  test('weights are capped at 10 × the mean and floored at 1 % of it', () => {
-    const s = StaticStrideScheduler.build([1000, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1e-9], 0)!;
+  // A58 describes an EDF queue and states no bounds; the 10 × mean cap and the 1 % floor are those of the static
+  // stride scheduler gRPC ships in its place (C-core and Go: max ratio 10, min ratio 0.01 of the mean of the
+  // known weights). Scaled weights are out of 65,535, the largest (capped) weight scaling to 65,535.
+  const ones = (n: number) => new Array<number>(n).fill(1);
+
+  test('a weight just above 10 × the mean is capped there', () => {
+    // 19.2 and nineteen 1s: mean 38.2 / 20 = 1.91, cap 19.1 < 19.2. The scale is 65,535 / 19.1, so a 1 is
+    // 3,431 (65,535 / 19.2 = 3,413 without the cap).
+    const s = StaticStrideScheduler.build([19.2, ...ones(19)], 0)!;
     assert.equal(s.scaledWeight(0), 65535);
-    assert.ok(s.scaledWeight(10) >= 1);
+    assert.equal(s.scaledWeight(1), 3431);
+  });
+  test('a weight just below 10 × the mean is not capped', () => {
+    // 18.8 and nineteen 1s: mean 37.8 / 20 = 1.89, cap 18.9 > 18.8. The scale is 65,535 / 18.8: a 1 is 3,486.
+    const s = StaticStrideScheduler.build([18.8, ...ones(19)], 0)!;
+    assert.equal(s.scaledWeight(0), 65535);
+    assert.equal(s.scaledWeight(1), 3486);
+  });
+  test('a weight just below 1 % of the mean is raised to it', () => {
+    // 1, 1, 0.0066: mean 2.0066 / 3 = 0.66887, scaled 43,834; 1 % of it is 438. 0.0066 (< 0.0066887) alone
+    // would scale to 433.
+    const s = StaticStrideScheduler.build([1, 1, 0.0066], 0)!;
+    assert.equal(s.scaledWeight(0), 65535);
+    assert.equal(s.scaledWeight(2), 438);
+  });
+  test('a weight just above 1 % of the mean keeps its own', () => {
+    // 1, 1, 0.0068: mean 0.66893, 1 % of it 0.0066893 < 0.0068: it scales to 65,535 × 0.0068 = 446.
+    const s = StaticStrideScheduler.build([1, 1, 0.0068], 0)!;
+    assert.equal(s.scaledWeight(2), 446);
   });
   test('no scheduler (round_robin) for fewer than two endpoints or no known weight', () => {
     assert.equal(StaticStrideScheduler.build([], 0), null);
