@@ -1,5 +1,6 @@
 // RDS: envoy.config.route.v3.RouteConfiguration validated as A28 describes (virtual hosts, route matches, route
-// actions with cluster / weighted_clusters, A42 hash_policy, A31 max_stream_duration). Also used for the
+// actions with cluster / weighted_clusters, A42 hash_policy, A31 max_stream_duration, A44 retry_policy on the
+// route action and the virtual host). Also used for the
 // route_config a Listener carries inline.
 
 import type { Any } from '@bufbuild/protobuf/wkt';
@@ -17,6 +18,7 @@ import { ROUTE_CONFIGURATION_TYPE_URL } from '../../protos/type-urls.js';
 import type { XdsResourceType } from '../client/resource-type.js';
 import { decodeOrNack } from './decode-or-nack.js';
 import { parseHashPolicies } from './hash-policies.js';
+import { parseRetryPolicy } from './retry-policy.js';
 import { parseRouteMatch, snake } from './route-match.js';
 import { parseStatefulSessionOverride } from './stateful-session.js';
 import type {
@@ -54,6 +56,9 @@ function parseVirtualHost(vh: VirtualHost, at: string): XdsVirtualHost {
     domains: vh.domains,
     routes,
     filterOverrides: filterOverrides(vh.typedPerFilterConfig, `${at}.typed_per_filter_config`),
+    ...(vh.retryPolicy !== undefined
+      ? { retryPolicy: parseRetryPolicy(vh.retryPolicy, `${at}.retry_policy`) }
+      : {}),
   };
 }
 
@@ -145,6 +150,9 @@ function forwardingOptions(a: RouteAction, at: string): XdsForwardingOptions {
       msd?.grpcTimeoutHeaderMax,
       `${at}.max_stream_duration.grpc_timeout_header_max`,
     ),
+    ...(a.retryPolicy !== undefined
+      ? { retryPolicy: parseRetryPolicy(a.retryPolicy, `${at}.retry_policy`) }
+      : {}),
   };
 }
 

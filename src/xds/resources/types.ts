@@ -7,6 +7,7 @@
 // runs a backtracking engine; fields gRPC ignores are left out.
 
 import type { RE2JS } from 're2js';
+import type { Code } from '../../core/index.js';
 import type { HashPolicy } from '../../hash/index.js';
 import type { XdsHealthStatus } from './cluster-load-assignment.js';
 import type { LbConfigList } from './lb-policy-registry.js';
@@ -99,6 +100,26 @@ export interface XdsVirtualHost {
   /** The routes in order; the first whose match succeeds is used. Routes gRPC ignores are left out. */
   readonly routes: readonly XdsRoute[];
   readonly filterOverrides: XdsFilterOverrides;
+  /** A44: retry_policy, for the routes that have none of their own (absent when unset). */
+  readonly retryPolicy?: XdsRetryPolicy | undefined;
+}
+
+/**
+ * A44: an Envoy RetryPolicy converted to gRPC's retry policy (A6) terms. An empty `retryableStatusCodes` (retry_on
+ * names no condition gRPC supports) means no retry policy for the call.
+ */
+export interface XdsRetryPolicy {
+  /** retry_on's cancelled, deadline-exceeded, internal, resource-exhausted and unavailable, as gRPC codes. */
+  readonly retryableStatusCodes: readonly Code[];
+  /**
+   * num_retries + 1 (num_retries defaults to 1). Not capped here: A6's cap of 5 attempts belongs to the retry
+   * machinery (grpc-js: the `grpc-node.retry_max_attempts_limit` channel option, 5 by default).
+   */
+  readonly maxAttempts: number;
+  /** retry_back_off.base_interval (25 ms by default), at least 1 ms. */
+  readonly initialBackoffMs: number;
+  /** retry_back_off.max_interval (10 × base_interval by default), at least 1 ms. */
+  readonly maxBackoffMs: number;
 }
 
 export interface XdsRoute {
@@ -165,6 +186,8 @@ export interface XdsForwardingOptions {
   readonly maxStreamDurationMs: number | undefined;
   /** A31: max_stream_duration.grpc_timeout_header_max (when set, it replaces max_stream_duration). */
   readonly grpcTimeoutHeaderMaxMs: number | undefined;
+  /** A44: retry_policy; when absent, the virtual host's applies (absent when unset). */
+  readonly retryPolicy?: XdsRetryPolicy | undefined;
 }
 
 export type XdsRouteAction =
