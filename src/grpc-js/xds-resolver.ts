@@ -2,7 +2,8 @@
 // dependency manager and config selector from src/xds, and grpc-js's resolver and config-selector APIs. The
 // service config's LB policy is lbtree's xds_cluster_manager_experimental; the XdsConfig travels to the cds
 // policies as an update attribute; each call's cluster and request hash travel as pick information, and so
-// does its A55 stateful session, whose response side is a dynamic filter. The xDS client and decoders load
+// does its A55 stateful session, whose response side is a dynamic filter; its route's A31 timeout and A44 retry
+// policy are its method config, so grpc-js's own retry machinery runs the retries. The xDS client and decoders load
 // with the first `xds:` channel (xds-resolution-start.ts), not with `register()`.
 
 import {
@@ -22,6 +23,7 @@ import {
 } from '../xds/balancer/index.js';
 import type { StatefulSessionCall } from '../xds/resolver/stateful-session.js';
 import type { CallRouter, XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
+import type { XdsRetryPolicy } from '../xds/resources/types.js';
 import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
 import { HASH_PICK_INFO_KEY } from './picker-adapter.js';
 import type { XdsChannelResolution } from './xds-resolution-start.js';
@@ -94,14 +96,38 @@ class StatefulSessionFilter extends experimental.BaseFilter {
 type CallConfig = ReturnType<experimental.ConfigSelector['invoke']>;
 type MethodConfig = CallConfig['methodConfig'];
 
-/** The method config of a call without a route timeout, and the filters of a call without a session: shared. */
+/** The method config of a call without a route timeout or retry policy, and the filters of a call without a session: shared. */
 const NO_TIMEOUT: MethodConfig = Object.freeze({ name: Object.freeze([]) as unknown as [] });
 const NO_FILTERS: CallConfig['dynamicFilterFactories'] = Object.freeze([]) as unknown as [];
 
+/** A duration in milliseconds as a method config takes it (`"0.025s"`). */
+const seconds = (ms: number) => `${ms / 1000}s`;
+
+/**
+ * A44: an xDS retry policy as grpc-js's method config retryPolicy (A6), which grpc-js's own retry machinery runs:
+ * each attempt is a new pick, and attempts are capped at grpc-js's limit (5 unless the channel option
+ * `grpc-node.retry_max_attempts_limit` says otherwise); `grpc.enable_retries: 0` turns it off.
+ */
+function grpcRetryPolicy(p: XdsRetryPolicy): NonNullable<MethodConfig['retryPolicy']> {
+  return Object.freeze({
+    maxAttempts: p.maxAttempts,
+    initialBackoff: seconds(p.initialBackoffMs),
+    maxBackoff: seconds(p.maxBackoffMs),
+    backoffMultiplier: 2,
+    retryableStatusCodes: Object.freeze([...p.retryableStatusCodes]) as unknown as GrpcStatus[],
+  });
+}
+
 /** grpc-js's view of one config selector (A31): route, cluster and hash per call, released when replaced. */
 class GrpcConfigSelector implements experimental.ConfigSelector {
-  /** A route's timeout as grpc-js's method config, made once per distinct timeout (calls allocate none). */
-  private readonly timeouts = new Map<number, MethodConfig>();
+  /**
+   * A route's timeout and retry policy as grpc-js's method config, made once per distinct pair (calls allocate
+   * none): by retry policy (undefined: none), then by timeout (undefined: none).
+   */
+  private readonly methodConfigs = new Map<
+    XdsRetryPolicy | undefined,
+    Map<number | undefined, MethodConfig>
+  >();
 
   constructor(private readonly router: CallRouter) {}
 
@@ -132,7 +158,7 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
       filters = [{ createFilter: () => new StatefulSessionFilter(session) }];
     }
     return {
-      methodConfig: selection.timeoutMs === undefined ? NO_TIMEOUT : this.methodConfig(selection.timeoutMs),
+      methodConfig: this.methodConfig(selection.timeoutMs, selection.retryPolicy),
       onCommitted: selection.release,
       pickInformation: pickInformation as Record<string, string>,
       status: GrpcStatus.OK,
@@ -140,12 +166,25 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
     };
   }
 
-  private methodConfig(timeoutMs: number): MethodConfig {
-    let config = this.timeouts.get(timeoutMs);
+  private methodConfig(timeoutMs: number | undefined, retry: XdsRetryPolicy | undefined): MethodConfig {
+    if (timeoutMs === undefined && retry === undefined) return NO_TIMEOUT;
+    let byTimeout = this.methodConfigs.get(retry);
+    if (byTimeout === undefined) {
+      byTimeout = new Map();
+      this.methodConfigs.set(retry, byTimeout);
+    }
+    let config = byTimeout.get(timeoutMs);
     if (config === undefined) {
-      const timeout = { seconds: Math.floor(timeoutMs / 1000), nanos: Math.round((timeoutMs % 1000) * 1e6) };
-      config = Object.freeze({ name: Object.freeze([]) as unknown as [], timeout: Object.freeze(timeout) });
-      this.timeouts.set(timeoutMs, config);
+      const timeout =
+        timeoutMs === undefined
+          ? undefined
+          : { seconds: Math.floor(timeoutMs / 1000), nanos: Math.round((timeoutMs % 1000) * 1e6) };
+      config = Object.freeze({
+        name: Object.freeze([]) as unknown as [],
+        ...(timeout !== undefined ? { timeout: Object.freeze(timeout) } : {}),
+        ...(retry !== undefined ? { retryPolicy: grpcRetryPolicy(retry) } : {}),
+      });
+      byTimeout.set(timeoutMs, config);
     }
     return config;
   }

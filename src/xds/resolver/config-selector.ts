@@ -2,13 +2,14 @@
 // route of the channel's virtual host that matches the call (A28), its cluster (weighted_clusters chosen at
 // random by weight, A28), the request hash from its hash policies (A42 "XdsConfigSelector Changes"), its
 // timeout (A31 "Supported Fields"), and the request side of A55's stateful session filter (with A60's cluster
-// from the cookie). It holds a reference on every cluster it can choose, and each call holds one on its
+// from the cookie), and its A44 retry policy. It holds a reference on every cluster it can choose, and each call holds one on its
 // cluster until it is done picking (A31's two-step cluster removal).
 
 import { type CallMetadata, Code, type Status, status } from '../../core/index.js';
 import { RequestHasher } from '../../hash/index.js';
 import type {
   XdsHttpFilter,
+  XdsRetryPolicy,
   XdsRoute,
   XdsRouteAction,
   XdsSessionCookie,
@@ -39,6 +40,8 @@ export type RouteSelection =
       readonly hash: bigint;
       /** The route's maximum call duration (A31); undefined: the application's deadline as is. */
       readonly timeoutMs: number | undefined;
+      /** A44: the retry policy of the call (the route's, else its virtual host's); undefined: no retries. */
+      readonly retryPolicy: XdsRetryPolicy | undefined;
       /** Releases the call's reference on its cluster; call once, when the call is done picking. */
       release(): void;
       /** A55: the call's stateful session, when a stateful_session filter applies to it. */
@@ -68,9 +71,23 @@ interface PreparedRoute {
   readonly cumulative: readonly number[];
   readonly totalWeight: number;
   readonly timeoutMs: number | undefined;
+  readonly retryPolicy: XdsRetryPolicy | undefined;
   readonly failure: Status | null;
   /** A55: the session cookie of each of `clusters` (weighted clusters may override it), if any. */
   readonly sessionCookies: readonly (XdsSessionCookie | undefined)[];
+}
+
+/**
+ * A44: the route's retry_policy if it has one, else its virtual host's; a policy whose retry_on names no
+ * condition gRPC supports gives the call no retry policy (and, on a route, still hides the virtual host's).
+ */
+export function routeRetryPolicy(
+  action: XdsRouteAction,
+  virtualHost: XdsVirtualHost,
+): XdsRetryPolicy | undefined {
+  if (action.kind === 'non_forwarding') return undefined;
+  const policy = action.retryPolicy ?? virtualHost.retryPolicy;
+  return policy !== undefined && policy.retryableStatusCodes.length > 0 ? policy : undefined;
 }
 
 /** A31: grpc_timeout_header_max replaces max_stream_duration when set; zero (or nothing) means no limit. */
@@ -98,6 +115,7 @@ function prepare(
       cumulative: [],
       totalWeight: 0,
       timeoutMs: undefined,
+      retryPolicy: undefined,
       failure: status(
         Code.UNAVAILABLE,
         `matched a non-forwarding route (routes[${index}], action ${action.action})`,
@@ -107,6 +125,7 @@ function prepare(
   }
   const hasher = new RequestHasher(action.hashPolicies, `routes[${index}].route.hash_policy`);
   const timeoutMs = routeTimeoutMs(action, defaultMs);
+  const retryPolicy = routeRetryPolicy(action, virtualHost);
   if (action.kind === 'cluster') {
     return {
       route,
@@ -116,6 +135,7 @@ function prepare(
       cumulative: [],
       totalWeight: 0,
       timeoutMs,
+      retryPolicy,
       failure: null,
       sessionCookies: [sessionCookieFor(filters, [route.filterOverrides, virtualHost.filterOverrides])],
     };
@@ -134,6 +154,7 @@ function prepare(
     cumulative,
     totalWeight: sum,
     timeoutMs,
+    retryPolicy,
     failure: null,
     sessionCookies: action.clusters.map((c) =>
       sessionCookieFor(filters, [c.filterOverrides, route.filterOverrides, virtualHost.filterOverrides]),
@@ -200,6 +221,7 @@ export class XdsConfigSelector {
         clusterChild,
         hash,
         timeoutMs: prepared.timeoutMs,
+        retryPolicy: prepared.retryPolicy,
         release: () => {
           if (done) return;
           done = true;
