@@ -33,8 +33,10 @@ export class Backend {
    * reports as often as a client asks, down to 50 ms.
    */
   readonly orca = new OrcaService({ minReportIntervalMs: 50 });
-  /** When above 0, every `failEvery`-th call fails with INTERNAL (a backend erroring, for outlier detection). */
+  /** When above 0, every `failEvery`-th call fails with `failCode` (a backend erroring, for outlier detection). */
   failEvery = 0;
+  /** The status of the calls `failEvery` fails (INTERNAL by default; UNAVAILABLE for an A44 retry test). */
+  failCode: grpc.status = grpc.status.INTERNAL;
   failed = 0;
   /** The client ends (address:port) that called it: one per connection, so a new entry is a new connection. */
   readonly peers = new Set<string>();
@@ -100,7 +102,7 @@ export class Backend {
   private answer(callback: grpc.sendUnaryData<Buffer>): void {
     if (this.failEvery > 0 && (this.served + this.failed + 1) % this.failEvery === 0) {
       this.failed++;
-      callback({ code: grpc.status.INTERNAL, details: `${this.name} is failing` });
+      callback({ code: this.failCode, details: `${this.name} is failing` });
       return;
     }
     this.served++;
