@@ -7,19 +7,19 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import type { ResourceJson } from '../../src/control-plane/index.js';
+import type { ClusterSpec, ResourceJson } from '../../src/control-plane/index.js';
 import { findClusterCallStats } from '../../src/xds/balancer/cluster-call-stats.js';
 import { nodeScript } from '../support/child-node.js';
-import { BackendClient, cp, grpc, LbtreeXdsHarness, whoami } from '../support/lbtree-xds-harness.js';
-import { type RetryStep, runStep, type StepOutcome } from './xds-retry-plan.js';
+import { BackendClient, cp, grpc, LbtreeXdsHarness, until, whoami } from '../support/lbtree-xds-harness.js';
+import { describeFailure, type RetryStep, runStep, type StepOutcome } from './xds-retry-plan.js';
 
 const UNAVAILABLE = 14;
 
-/** A44 retry_policy as proto3 JSON; backoff 1 ms / 4 ms keeps a 5-attempt call short. */
-const retryPolicy = (retryOn: string, numRetries?: number) => ({
+/** A44 retry_policy as proto3 JSON; backoff 1 ms / 4 ms by default keeps a 5-attempt call short. */
+const retryPolicy = (retryOn: string, numRetries?: number, backOff = ['0.001s', '0.004s']) => ({
   retryOn,
   ...(numRetries !== undefined ? { numRetries } : {}),
-  retryBackOff: { baseInterval: '0.001s', maxInterval: '0.004s' },
+  retryBackOff: { baseInterval: backOff[0], maxInterval: backOff[1] },
 });
 
 /** Listener `name` → RouteConfiguration → cluster `name` → its endpoints; retry policies where given. */
@@ -27,6 +27,7 @@ function service(
   name: string,
   endpoints: string[],
   policies: { virtualHost?: object; route?: object; warmUpRoute?: object },
+  clusterFields: Omit<ClusterSpec, 'name'> = {},
 ): ResourceJson[] {
   const toCluster = (policy?: object) => ({ cluster: name, ...(policy ? { retryPolicy: policy } : {}) });
   return [
@@ -49,7 +50,7 @@ function service(
         },
       ],
     },
-    cp.cluster({ name }),
+    cp.cluster({ name, ...clusterFields }),
     cp.clusterLoadAssignment(name, [{ zone: 'a', endpoints }]),
   ];
 }
@@ -108,13 +109,13 @@ function assertAboutHalfFail(outcome: StepOutcome, failing: string): void {
 
 describe("A44 xDS retries: lbtree's xds: channels, then @grpc/grpc-js-xds, against lbtree's control plane", () => {
   const h = new LbtreeXdsHarness('lbtree-xds-retry-e2e');
-  const failing = ['bad-retry', 'bad-plain', 'bad-off', ...CAPS.map((c) => `dead${c.numRetries}`)];
+  const failing = ['bad-retry', 'bad-plain', 'bad-off', ...CAPS.map((c) => `dead${c.numRetries}`), 'bad-cb'];
   const lbtree = {} as Record<StepName, StepOutcome>;
   /** How many calls each backend answered or failed (every attempt that reached it). */
   const attempts = (name: string) => h.backend(name).served + h.backend(name).failed;
 
   before(async () => {
-    await h.start(['ok', ...failing]);
+    await h.start(['ok', 'slow', ...failing]);
     for (const name of failing) {
       h.backend(name).failEvery = 1;
       h.backend(name).failCode = grpc.status.UNAVAILABLE;
@@ -132,6 +133,13 @@ describe("A44 xDS retries: lbtree's xds: channels, then @grpc/grpc-js-xds, again
         service(`cap${numRetries}`, [h.backend(`dead${numRetries}`).address], {
           route: retryPolicy('cancelled,unavailable', numRetries),
         }),
+      ),
+      // Circuit breaking: one call at a time; a retry waits 0.8–1.2 s (1 s with A6's ±20 % jitter).
+      ...service(
+        'cb',
+        [h.backend('bad-cb').address, h.backend('slow').address],
+        { route: retryPolicy('unavailable', 2, ['1s', '1s']) },
+        { maxRequests: 1 },
       ),
     ]);
   });
@@ -203,6 +211,59 @@ describe("A44 xDS retries: lbtree's xds: channels, then @grpc/grpc-js-xds, again
       const stats = findClusterCallStats(`cap${numRetries}`, `cap${numRetries}`);
       assert.equal(stats?.inFlight, 0);
     }
+  });
+
+  test("A44 / A27 circuit breaking: a retried attempt is a new pick that max_requests counts; with the cluster's one slot taken it is dropped, and a drop is not retried", async () => {
+    const [bad, slow] = [h.backend('bad-cb'), h.backend('slow')];
+    const c = h.channel('cb');
+    const call = (headers: Record<string, string> = {}) =>
+      whoami(c, { waitForReady: true, deadlineMs: 10_000, headers });
+    // On the route that does not retry, until both backends were seen and the last answer came from slow:
+    // round robin's next pick is bad-cb.
+    let failed = false;
+    let last = '';
+    const deadline = Date.now() + 15_000;
+    while (!(failed && last === 'slow')) {
+      assert.ok(Date.now() < deadline, 'warm-up: both backends in the rotation');
+      try {
+        last = await call({ 'x-warmup': '1' });
+      } catch {
+        failed = true;
+        last = 'bad-cb';
+      }
+    }
+    slow.hold();
+    const badBefore = attempts('bad-cb');
+    const stats = findClusterCallStats('cb', 'cb');
+    assert.ok(stats, "the cluster's call stats");
+    const dropsBefore = stats.uncategorizedDrops;
+    const retried = call().then(() => 'answered', describeFailure);
+    await until('the first attempt to fail on bad-cb', () => attempts('bad-cb') === badBefore + 1, 5_000);
+    // During the retry's backoff another call takes the only slot: round robin sends it to slow, which holds it.
+    const held = call({ 'x-warmup': '1' });
+    await until('slow to hold the call', () => slow.waiting === 1, 5_000);
+    await until(
+      'the retry to be dropped by circuit breaking',
+      () => stats.uncategorizedDrops > dropsBefore,
+      5_000,
+    );
+    // The slot is free again: had the drop been retried (num_retries 2 leaves one more attempt), that attempt
+    // would reach bad-cb, round robin's next pick.
+    slow.release();
+    assert.equal(await held, 'slow');
+    assert.equal(
+      await retried,
+      `${UNAVAILABLE}: cluster cb: circuit breaking, 1 requests in flight`,
+      'the call ends with the drop',
+    );
+    assert.equal(
+      attempts('bad-cb'),
+      badBefore + 1,
+      'the dropped retry reached no backend, and was not retried',
+    );
+    assert.equal(bad.failed, attempts('bad-cb'));
+    assert.equal(stats.uncategorizedDrops, dropsBefore + 1);
+    assert.equal(stats.inFlight, 0);
   });
 
   test('@grpc/grpc-js-xds on the same resources gives the same outcome counts (and the same attempts)', async () => {
