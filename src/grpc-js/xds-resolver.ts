@@ -2,9 +2,9 @@
 // dependency manager and config selector from src/xds, and grpc-js's resolver and config-selector APIs. The
 // service config's LB policy is lbtree's xds_cluster_manager_experimental; the XdsConfig travels to the cds
 // policies as an update attribute; each call's cluster and request hash travel as pick information, and so
-// does its A55 stateful session, whose response side is a dynamic filter; its route's A31 timeout and A44 retry
-// policy are its method config, so grpc-js's own retry machinery runs the retries. The xDS client and decoders load
-// with the first `xds:` channel (xds-resolution-start.ts), not with `register()`.
+// does its A55 stateful session, whose response side is a dynamic filter; its route's A31 timeout and A44
+// retry policy are its method config, so grpc-js's own retry machinery runs the retries. The xDS client and
+// decoders load with the first `xds:` channel (xds-resolution-start.ts), not with `register()`.
 
 import {
   type ChannelOptions,
@@ -96,7 +96,7 @@ class StatefulSessionFilter extends experimental.BaseFilter {
 type CallConfig = ReturnType<experimental.ConfigSelector['invoke']>;
 type MethodConfig = CallConfig['methodConfig'];
 
-/** The method config of a call without a route timeout or retry policy, and the filters of a call without a session: shared. */
+/** The method config of a call without a route timeout or retry policy, and the filters of a call without a session. */
 const NO_TIMEOUT: MethodConfig = Object.freeze({ name: Object.freeze([]) as unknown as [] });
 const NO_FILTERS: CallConfig['dynamicFilterFactories'] = Object.freeze([]) as unknown as [];
 

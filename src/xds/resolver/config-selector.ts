@@ -1,9 +1,9 @@
 // The xds resolver's per-call config selector (A31 "Implementation for xDS RouteAction Support"): the first
 // route of the channel's virtual host that matches the call (A28), its cluster (weighted_clusters chosen at
 // random by weight, A28), the request hash from its hash policies (A42 "XdsConfigSelector Changes"), its
-// timeout (A31 "Supported Fields"), and the request side of A55's stateful session filter (with A60's cluster
-// from the cookie), and its A44 retry policy. It holds a reference on every cluster it can choose, and each call holds one on its
-// cluster until it is done picking (A31's two-step cluster removal).
+// timeout (A31 "Supported Fields"), its retry policy (A44), and the request side of A55's stateful session
+// filter (with A60's cluster from the cookie). It holds a reference on every cluster it can choose, and each
+// call holds one on its cluster until it is done picking (A31's two-step cluster removal).
 
 import { type CallMetadata, Code, type Status, status } from '../../core/index.js';
 import { RequestHasher } from '../../hash/index.js';
