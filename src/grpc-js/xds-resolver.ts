@@ -25,7 +25,7 @@ import type { StatefulSessionCall } from '../xds/resolver/stateful-session.js';
 import type { CallRouter, XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
 import type { XdsRetryPolicy } from '../xds/resources/types.js';
 import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
-import { HASH_PICK_INFO_KEY } from './picker-adapter.js';
+import { DEFERRED_ROUTE_PICK_INFO_KEY, type DeferredRoute, HASH_PICK_INFO_KEY } from './picker-adapter.js';
 import type { XdsChannelResolution } from './xds-resolution-start.js';
 
 export const XDS_SCHEME = 'xds';
@@ -93,6 +93,48 @@ class StatefulSessionFilter extends experimental.BaseFilter {
   }
 }
 
+/** The router a channel uses now (the resolver's latest accepted one). */
+interface CurrentRouter {
+  readonly router: CallRouter | undefined;
+}
+
+/**
+ * A call that arrived while the resolution failed (A88, A54: UNAVAILABLE with the reason, never the xDS
+ * client's NOT_FOUND / INVALID_ARGUMENT). Each pick routes it with the channel's current router: while that
+ * one still fails, the pick fails as a transient failure, so a wait-for-ready call waits (for the resource or
+ * its deadline) as it does for any resolver error; once a router works, the call takes its route, hash and
+ * session. What a route adds through the call config (its timeout, response filters) is fixed before the
+ * pick, so such a call goes without them.
+ */
+class PendingRoute implements DeferredRoute {
+  constructor(
+    private readonly method: string,
+    private readonly current: CurrentRouter,
+  ) {}
+
+  route(
+    pickInfo: Record<string, unknown>,
+    metadata: Parameters<DeferredRoute['route']>[1],
+  ): ReturnType<DeferredRoute['route']> {
+    const router = this.current.router;
+    if (router === undefined) return { status: unavailableStatus('xds resolver stopped'), waitable: true };
+    if (router.resolutionError !== undefined) return { status: router.resolutionError, waitable: true };
+    const selection = router.select(this.method, metadata as unknown as Parameters<CallRouter['select']>[1]);
+    if (!selection.ok) return { status: selection.status, waitable: false };
+    delete pickInfo[DEFERRED_ROUTE_PICK_INFO_KEY];
+    pickInfo[XDS_CLUSTER_CALL_ATTRIBUTE] = selection.clusterChild;
+    pickInfo[HASH_PICK_INFO_KEY] = selection.hash.toString();
+    if (selection.session !== undefined) pickInfo[XDS_OVERRIDE_HOST_CALL_ATTRIBUTE] = selection.session;
+    // The router holds the cluster in the LB config until released; this pick is the one that needs it.
+    selection.release();
+    return undefined;
+  }
+}
+
+function unavailableStatus(details: string): Status {
+  return { code: GrpcStatus.UNAVAILABLE as number as Status['code'], details };
+}
+
 type CallConfig = ReturnType<experimental.ConfigSelector['invoke']>;
 type MethodConfig = CallConfig['methodConfig'];
 
@@ -129,9 +171,23 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
     Map<number | undefined, MethodConfig>
   >();
 
-  constructor(private readonly router: CallRouter) {}
+  constructor(
+    private readonly router: CallRouter,
+    private readonly current: CurrentRouter,
+  ) {}
 
   invoke(methodName: string, metadata: Metadata): CallConfig {
+    if (this.router.resolutionError !== undefined) {
+      const pending: Record<string, unknown> = {
+        [DEFERRED_ROUTE_PICK_INFO_KEY]: new PendingRoute(methodName, this.current),
+      };
+      return {
+        methodConfig: NO_TIMEOUT,
+        pickInformation: pending as Record<string, string>,
+        status: GrpcStatus.OK,
+        dynamicFilterFactories: NO_FILTERS,
+      };
+    }
     const selection = this.router.select(
       methodName,
       metadata as unknown as Parameters<CallRouter['select']>[1],
@@ -206,7 +262,9 @@ export function xdsTargetName(target: experimental.GrpcUri): string {
   return name;
 }
 
-export class XdsResolver implements experimental.Resolver {
+export class XdsResolver implements experimental.Resolver, CurrentRouter {
+  /** The router of the result grpc-js holds now (calls routed at pick time use it). */
+  router: CallRouter | undefined;
   /** Set from the first updateResolution until destroy (or a failed start, so that grpc-js's retry retries). */
   private starting = false;
   private resolution: XdsChannelResolution | null = null;
@@ -266,19 +324,25 @@ export class XdsResolver implements experimental.Resolver {
       methodConfig: [],
     };
     const attributes: Record<string | symbol, unknown> = {
-      [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: new GrpcConfigSelector(result.router),
+      [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: new GrpcConfigSelector(result.router, this),
       [XDS_CONFIG_ATTRIBUTE]: result.xdsConfig,
     };
-    return this.listener(
+    // Set before grpc-js takes the result: its new picker re-picks the calls waiting on the previous one.
+    const previous = this.router;
+    this.router = result.router;
+    const accepted = this.listener(
       experimental.statusOrFromValue([]),
       attributes as Record<string, unknown>,
       experimental.statusOrFromValue(serviceConfig),
-      '',
+      result.router.resolutionError?.details ?? '',
     );
+    if (!accepted) this.router = previous;
+    return accepted;
   }
 
   destroy(): void {
     this.destroyed = true;
+    this.router = undefined;
     this.resolution?.stop();
     this.resolution = null;
   }

@@ -4,16 +4,7 @@
 // and hands out one complete XdsConfig at a time — never one that mixes a new route with a cluster it has not
 // heard of yet. Errors follow A88: data errors replace what they concern, ambient errors change nothing.
 
-import {
-  type Address,
-  Code,
-  err,
-  ok,
-  type Status,
-  type StatusOr,
-  status,
-  unavailable,
-} from '../../core/index.js';
+import { type Address, Code, err, ok, type Status, type StatusOr, unavailable } from '../../core/index.js';
 import type { XdsResourceType } from '../client/resource-type.js';
 import type { CancelWatch, XdsResourceWatcher, XdsWatcher } from '../client/watcher.js';
 import { localityKey } from '../resources/cluster-load-assignment.js';
@@ -83,7 +74,9 @@ class Watched<T> implements XdsResourceWatcher<T> {
 
   onResourceError(s: Status): void {
     this.value = undefined;
-    this.error = s;
+    // A88 "Propagating Status to Data Plane RPCs" (with A54): the client's NOT_FOUND / INVALID_ARGUMENT
+    // describe the resource, not the call; what reaches calls is UNAVAILABLE with the reason.
+    this.error = s.code === Code.UNAVAILABLE ? s : unavailable(s.details);
     this.onChange();
   }
 
@@ -463,7 +456,7 @@ export class XdsDependencyManager {
   private fail(s: Status, type: string, name: string): void {
     this.clearClusters();
     const details = s.details.includes(name) ? s.details : `${type} ${name}: ${s.details}`;
-    this.options.onUpdate(err(status(s.code === Code.OK ? Code.UNAVAILABLE : s.code, details)));
+    this.options.onUpdate(err(unavailable(details)));
   }
 }
 

@@ -17,6 +17,11 @@ import { type DnsResolver, XdsDependencyManager, type XdsResourceTypes } from '.
 /** What routes calls: a config selector, or one that fails every call (no usable listener / routes). */
 export interface CallRouter {
   select(path: string, metadata: Parameters<XdsConfigSelector['select']>[1]): RouteSelection;
+  /**
+   * Set while the resolution fails as a whole (A88: the listener or route configuration cannot be used, always
+   * UNAVAILABLE): waiting can fix it, so wait-for-ready calls wait for a router without it.
+   */
+  readonly resolutionError?: Status;
   /** Releases the router's cluster references (once; when the channel stops using it). */
   release(): void;
 }
@@ -24,8 +29,10 @@ export interface CallRouter {
 /** Fails every call with one status (A88: the listener or route configuration cannot be used). */
 export class FailingRouter implements CallRouter {
   private readonly result: RouteSelection;
+  readonly resolutionError: Status;
   constructor(readonly status: Status) {
     this.result = { ok: false, status };
+    this.resolutionError = status;
   }
   select(): RouteSelection {
     return this.result;
