@@ -19,16 +19,20 @@ export class RegexRewrite {
   private readonly matcher: LinearMatcher;
   private readonly pieces: readonly Piece[];
 
-  /** Throws a ConfigError at the JSON path of the pattern or the substitution when either is invalid. */
+  /**
+   * Throws a ConfigError at the JSON path of the pattern or the substitution when either is invalid. `compiled`
+   * is `pattern` already compiled by the caller (which checked it), if it was.
+   */
   constructor(
     readonly pattern: string,
     readonly substitution: string,
     patternPath = '$.pattern',
     substitutionPath = '$.substitution',
+    compiled?: RE2JS,
   ) {
     let regex: RE2JS;
     try {
-      regex = RE2JS.compile(pattern);
+      regex = compiled ?? RE2JS.compile(pattern);
     } catch (e) {
       if (!(e instanceof RE2JSException)) throw e;
       throw new ConfigError(patternPath, `invalid RE2 regular expression: ${e.message}`);

@@ -7,7 +7,7 @@ import { ConfigError } from '../../core/index.js';
 import type { HashPolicy } from '../../hash/index.js';
 import { RegexRewrite } from '../../hash/index.js';
 import type { RouteAction_HashPolicy } from '../../protos/gen/envoy/config/route/v3/route_components_pb.js';
-import { fail } from './validation.js';
+import { compileRe2, fail } from './validation.js';
 
 export function parseHashPolicies(policies: readonly RouteAction_HashPolicy[], at: string): HashPolicy[] {
   return policies.map((p, i) => parseHashPolicy(p, `${at}[${i}]`));
@@ -25,13 +25,15 @@ function parseHashPolicy(p: RouteAction_HashPolicy, at: string): HashPolicy {
       if (regexRewrite.pattern === undefined) fail(patternField, 'field not present');
       const pattern = regexRewrite.pattern.regex;
       const { substitution } = regexRewrite;
+      // Compiled once to validate (syntax and size); RequestHasher compiles its own copy from the data.
+      const regex = compileRe2(pattern, `${patternField}.regex`);
       try {
-        // Compiled once to validate; RequestHasher compiles its own copy from the data.
         new RegexRewrite(
           pattern,
           substitution,
           `${patternField}.regex`,
           `${at}.header.regex_rewrite.substitution`,
+          regex,
         );
       } catch (e) {
         if (e instanceof ConfigError) fail(e.path, e.problem);

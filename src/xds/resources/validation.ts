@@ -10,6 +10,7 @@ import {
 } from '../../protos/gen/envoy/type/v3/percent_pb.js';
 import type { XdsDecodeResult } from '../client/resource-type.js';
 import { XdsResourceError } from './errors.js';
+import { chargeRe2, compiledBefore, re2EstimateProblem, resetRe2Budget } from './re2-limits.js';
 
 /** Rejects the resource: `field` is the path inside it in proto field names, `problem` says what is wrong. */
 export function fail(field: string, problem: string): never {
@@ -54,14 +55,32 @@ export function perMillion(p: FractionalPercent, field: string): number {
   return Math.min(1_000_000, p.numerator * factor);
 }
 
-/** Compiles an RE2 pattern (re2js, linear time); invalid syntax is a NACK at `field`. */
+/**
+ * Compiles an RE2 pattern (re2js, linear time); invalid syntax, or a program over the limits of
+ * re2-limits.ts (per regex and per resource), is a NACK at `field`.
+ */
 export function compileRe2(pattern: string, field: string, flags = 0): RE2JS {
+  const before = compiledBefore(pattern, flags);
+  if (before !== undefined) return before;
+  const tooBig = re2EstimateProblem(pattern);
+  if (tooBig !== undefined) fail(field, `RE2 regular expression ${quoteShort(pattern)} ${tooBig}`);
+  let regex: RE2JS;
   try {
-    return RE2JS.compile(pattern, flags);
+    regex = RE2JS.compile(pattern, flags);
   } catch (e) {
     if (!(e instanceof RE2JSException)) throw e;
-    return fail(field, `invalid RE2 regular expression ${JSON.stringify(pattern)}: ${e.message}`);
+    return fail(field, `invalid RE2 regular expression ${quoteShort(pattern)}: ${e.message}`);
   }
+  const over = chargeRe2(pattern, flags, regex);
+  if (over !== undefined) fail(field, `RE2 regular expression ${quoteShort(pattern)} ${over}`);
+  return regex;
+}
+
+/** A pattern for a NACK reason: quoted, and cut short when long (a hostile one can be kilobytes). */
+function quoteShort(pattern: string): string {
+  return pattern.length <= 100
+    ? JSON.stringify(pattern)
+    : `${JSON.stringify(pattern.slice(0, 100))}… (${pattern.length} characters)`;
 }
 
 /** The message name an Any's type URL names (its last `/` segment); an empty name is a NACK. */
@@ -82,6 +101,7 @@ export function decodeResource<M, T>(
   validate: (message: M) => T,
 ): XdsDecodeResult<T> {
   let name: string | undefined;
+  resetRe2Budget();
   try {
     const message = decode();
     name = nameOf(message);
