@@ -1,0 +1,121 @@
+// An RDS update whose only change is a typed_per_filter_config entry (A39 filter overrides) takes effect:
+// the client notices the changed bytes, the dependency manager delivers the new route configuration, and the
+// channel's next router applies the override. (grpc-js-xds 1.14.1 ACKs such an update and never applies it.)
+// The real XdsClient, resource types, dependency manager and resolution over an in-memory ADS stream, in
+// virtual time; the override is A55's StatefulSessionPerRoute, which the router applies per call.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
+  CLUSTER_TYPE_URL,
+  cluster,
+  clusterLoadAssignment,
+  LISTENER_TYPE_URL,
+  listener,
+  type ResourceJson,
+  ResourceSet,
+  ROUTE_CONFIGURATION_TYPE_URL,
+  routeConfiguration,
+  statefulSessionFilter,
+  statefulSessionPerRoute,
+} from '../../src/control-plane/index.js';
+import { VirtualClock } from '../../src/sim/virtual-clock.js';
+import { parseBootstrap } from '../../src/xds/client/bootstrap.js';
+import { XdsClient } from '../../src/xds/client/xds-client.js';
+import { XdsResolution, type XdsResolutionResult } from '../../src/xds/resolver/xds-resolution.js';
+import {
+  clusterResourceType,
+  endpointResourceType,
+  listenerResourceType,
+  routeConfigurationResourceType,
+} from '../../src/xds/resources/index.js';
+import { FakeAdsServer } from './client/fake-ads.js';
+
+function setup() {
+  const clock = new VirtualClock();
+  const ads = new FakeAdsServer();
+  const client = new XdsClient({
+    bootstrap: parseBootstrap({
+      xds_servers: [{ server_uri: 'cp.example:443', channel_creds: [{ type: 'insecure' }] }],
+      node: { id: 'node-1' },
+    }),
+    transport: ads.factory,
+    clock,
+  });
+  const results: XdsResolutionResult[] = [];
+  new XdsResolution({
+    watcher: client,
+    types: {
+      listener: listenerResourceType,
+      routeConfiguration: routeConfigurationResourceType,
+      cluster: clusterResourceType,
+      endpoint: endpointResourceType,
+    },
+    authority: 'svc',
+    listenerName: 'svc',
+    dns: { resolve: async () => [] },
+    channelId: 1n,
+    random: () => 0.5,
+    defer: (fn) => fn(),
+    onResult: (r) => {
+      results.push(r);
+      return true;
+    },
+  });
+  clock.runDue();
+  ads.stream.connect();
+  clock.runDue();
+  let version = 0;
+  const respond = (typeUrl: string, resources: ResourceJson[]) => {
+    const set = ResourceSet.build(String(++version), resources);
+    ads.stream.respond(
+      typeUrl,
+      String(version),
+      [...set.ofType(typeUrl).values()].map((r) => r.any),
+    );
+    clock.runDue();
+  };
+  /** The session cookie the newest router gives a call (undefined: no session). */
+  const cookie = () => {
+    const selection = results.at(-1)!.router.select('/pkg.Svc/Method', { get: () => [] } as never);
+    assert.ok(selection.ok);
+    return selection.session?.cookie.name;
+  };
+  return { ads, respond, results, cookie };
+}
+
+const routes = (typedPerFilterConfig?: Record<string, unknown>) =>
+  routeConfiguration('routes', [
+    { routes: [{ cluster: 'c1', ...(typedPerFilterConfig ? { typedPerFilterConfig } : {}) }] },
+  ]);
+
+describe('A39: an RDS update that only changes typed_per_filter_config takes effect', () => {
+  test('adding, changing and removing a route override each reach the next router (and each is ACKed)', () => {
+    const env = setup();
+    env.respond(LISTENER_TYPE_URL, [
+      listener(
+        'svc',
+        { rds: 'routes' },
+        { httpFilters: [statefulSessionFilter({ name: 'global' }, 'session')] },
+      ),
+    ]);
+    env.respond(ROUTE_CONFIGURATION_TYPE_URL, [routes()]);
+    env.respond(CLUSTER_TYPE_URL, [cluster({ name: 'c1' })]);
+    env.respond(CLUSTER_LOAD_ASSIGNMENT_TYPE_URL, [
+      clusterLoadAssignment('c1', [{ zone: 'a', endpoints: ['10.0.0.1:80'] }]),
+    ]);
+    assert.equal(env.cookie(), 'global');
+
+    env.respond(ROUTE_CONFIGURATION_TYPE_URL, [routes({ session: statefulSessionPerRoute('disabled') })]);
+    assert.equal(env.ads.stream.lastOf(ROUTE_CONFIGURATION_TYPE_URL).errorDetail, undefined, 'ACKed');
+    assert.equal(env.cookie(), undefined, 'the added override turned the session off');
+
+    env.respond(ROUTE_CONFIGURATION_TYPE_URL, [
+      routes({ session: statefulSessionPerRoute({ name: 'route-cookie' }) }),
+    ]);
+    assert.equal(env.cookie(), 'route-cookie', 'the changed entry gives its cookie');
+
+    env.respond(ROUTE_CONFIGURATION_TYPE_URL, [routes()]);
+    assert.equal(env.cookie(), 'global', 'the removed entry leaves the listener filter');
+  });
+});
