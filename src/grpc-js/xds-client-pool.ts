@@ -52,3 +52,8 @@ export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions): Xd
     },
   };
 }
+
+/** The xDS clients channels use now (for CSDS, A40). */
+export function pooledXdsClients(): XdsClient[] {
+  return [...pool.values()].map((entry) => entry.client);
+}

@@ -25,6 +25,7 @@ import type { StatefulSessionCall } from '../xds/resolver/stateful-session.js';
 import type { CallRouter, XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
 import type { XdsRetryPolicy } from '../xds/resources/types.js';
 import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
+import { registerCsdsAdminService } from './csds-service.js';
 import { DEFERRED_ROUTE_PICK_INFO_KEY, type DeferredRoute, HASH_PICK_INFO_KEY } from './picker-adapter.js';
 import type { XdsChannelResolution } from './xds-resolution-start.js';
 
@@ -357,11 +358,14 @@ export type XdsRegisterOption = boolean | { readonly bootstrap?: unknown };
 
 /**
  * Adds the xDS policies to `registry` (before grpc-js names are registered from it) and makes lbtree's resolver
- * the `xds:` scheme's, replacing @grpc/grpc-js-xds's if that registered first (grpc-js keeps one per scheme).
+ * the `xds:` scheme's, replacing @grpc/grpc-js-xds's if that registered first (grpc-js keeps one per scheme);
+ * registers the CSDS admin service.
  */
 export function enableXds(registry: Registry, option: XdsRegisterOption | undefined): void {
   if (!option) return;
   registerXdsPolicies(registry);
   configureXdsResolver(option === true ? {} : { bootstrap: option.bootstrap });
   experimental.registerResolver(XDS_SCHEME, XdsResolver);
+  // A40: `addAdminServicesToServer(server)` serves the xDS clients' CSDS.
+  registerCsdsAdminService();
 }
