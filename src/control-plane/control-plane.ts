@@ -69,6 +69,8 @@ export class ControlPlane {
   private streamIds = 0;
   private boundPort = 0;
   private boundHost = '';
+  /** The `unix:` address listened on, when it is a socket (as istio-agent's). */
+  private boundUnix: string | undefined;
 
   constructor(options: ControlPlaneOptions = {}) {
     this.logLimit = options.logLimit ?? 10_000;
@@ -90,14 +92,14 @@ export class ControlPlane {
     return this.boundPort;
   }
 
-  /** `host:port` as a client's `server_uri` names it. */
+  /** `host:port` (or the `unix:` address) as a client's `server_uri` names it. */
   get address(): string {
-    return formatHostPort(this.boundHost, this.boundPort);
+    return this.boundUnix ?? formatHostPort(this.boundHost, this.boundPort);
   }
 
   /**
-   * Starts serving ADS on `address` ("host:port", port 0 for any free one; default 127.0.0.1:0) and resolves
-   * with the port once connections are accepted. After `close()` it may listen again (a server restart).
+   * Starts serving ADS on `address` ("host:port", port 0 for any free one; default 127.0.0.1:0; or a Unix
+   * socket, "unix:///path") and resolves with the port (0 for a socket) once connections are accepted. After `close()` it may listen again (a server restart).
    */
   async listen(address = '127.0.0.1:0'): Promise<number> {
     if (this.server) throw new Error(`control plane already listening on ${this.address}`);
@@ -113,7 +115,8 @@ export class ControlPlane {
     );
     this.server = server;
     this.boundPort = port;
-    this.boundHost = hostOf(address);
+    this.boundUnix = address.startsWith('unix:') ? address : undefined;
+    this.boundHost = this.boundUnix === undefined ? hostOf(address) : '';
     return port;
   }
 
