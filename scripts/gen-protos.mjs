@@ -60,6 +60,9 @@ export const WANTED = [
   // stateful session affinity (A55)
   'envoy/extensions/filters/http/stateful_session/v3/stateful_session.proto',
   'envoy/extensions/http/stateful_session/cookie/v3/cookie.proto',
+  // xDS transport security (A29, A82): Cluster.transport_socket's UpstreamTlsContext
+  'envoy/extensions/transport_sockets/tls/v3/tls.proto',
+  'envoy/extensions/transport_sockets/tls/v3/common.proto',
 ];
 
 export const PROTOC_GEN_ES = '@bufbuild/protoc-gen-es@2.17.0';

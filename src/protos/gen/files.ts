@@ -50,6 +50,9 @@ import { file_envoy_extensions_load_balancing_policies_random_v3_random } from '
 import { file_envoy_extensions_load_balancing_policies_ring_hash_v3_ring_hash } from './envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_pb.js';
 import { file_envoy_extensions_load_balancing_policies_round_robin_v3_round_robin } from './envoy/extensions/load_balancing_policies/round_robin/v3/round_robin_pb.js';
 import { file_envoy_extensions_load_balancing_policies_wrr_locality_v3_wrr_locality } from './envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality_pb.js';
+import { file_envoy_extensions_transport_sockets_tls_v3_common } from './envoy/extensions/transport_sockets/tls/v3/common_pb.js';
+import { file_envoy_extensions_transport_sockets_tls_v3_secret } from './envoy/extensions/transport_sockets/tls/v3/secret_pb.js';
+import { file_envoy_extensions_transport_sockets_tls_v3_tls } from './envoy/extensions/transport_sockets/tls/v3/tls_pb.js';
 import { file_envoy_service_discovery_v3_ads } from './envoy/service/discovery/v3/ads_pb.js';
 import { file_envoy_service_discovery_v3_discovery } from './envoy/service/discovery/v3/discovery_pb.js';
 import { file_envoy_service_load_stats_v3_lrs } from './envoy/service/load_stats/v3/lrs_pb.js';
@@ -149,6 +152,9 @@ export const generatedFiles: readonly GenFile[] = [
   file_envoy_extensions_load_balancing_policies_ring_hash_v3_ring_hash,
   file_envoy_extensions_load_balancing_policies_round_robin_v3_round_robin,
   file_envoy_extensions_load_balancing_policies_wrr_locality_v3_wrr_locality,
+  file_envoy_extensions_transport_sockets_tls_v3_common,
+  file_envoy_extensions_transport_sockets_tls_v3_secret,
+  file_envoy_extensions_transport_sockets_tls_v3_tls,
   file_envoy_service_discovery_v3_ads,
   file_envoy_service_discovery_v3_discovery,
   file_envoy_service_load_stats_v3_lrs,
