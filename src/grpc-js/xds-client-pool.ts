@@ -25,14 +25,19 @@ const pool = new Map<string, PoolEntry>();
  */
 export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions): XdsClientLease {
   const parsed: XdsBootstrap = loadBootstrap(bootstrap);
-  const key = JSON.stringify(parsed);
+  // Maps (certificate_providers) are keyed by their entries: JSON would write each as {}.
+  const key = JSON.stringify(parsed, (_k, v: unknown) => (v instanceof Map ? [...v] : v));
   let entry = pool.get(key);
   if (!entry) {
     const client = new XdsClient({
       bootstrap: parsed,
       transport: grpcXdsTransportFactory,
       trace: xdsClientTrace(),
-      decodeContext: resolveXdsOptions(xdsOptions),
+      // A29: a Cluster may name only the bootstrap's certificate provider instances.
+      decodeContext: resolveXdsOptions({
+        ...xdsOptions,
+        certificateProviderInstances: new Set(parsed.certificateProviders.keys()),
+      }),
     });
     entry = { client, leases: 0 };
     pool.set(key, entry);

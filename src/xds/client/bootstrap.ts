@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, ConfigReader, childPath, expectArray, expectObject } from '../../core/index.js';
+import {
+  type CertificateProviderInstance,
+  type FileWatcherConfig,
+  parseCertificateProviders,
+  parseFileWatcherConfig,
+} from './certificate-providers.js';
 
-// gRFC A27 "XdsClient and Bootstrap File"; server features from A53 / A88; TLS creds as gRFC A65 describes.
+// gRFC A27 "XdsClient and Bootstrap File"; server features from A53 / A88; TLS creds as gRFC A65 describes;
+// certificate providers as gRFC A29 describes.
 
 export const XDS_BOOTSTRAP_FILE_ENV = 'GRPC_XDS_BOOTSTRAP';
 export const XDS_BOOTSTRAP_CONFIG_ENV = 'GRPC_XDS_BOOTSTRAP_CONFIG';
@@ -9,13 +16,10 @@ export const XDS_BOOTSTRAP_CONFIG_ENV = 'GRPC_XDS_BOOTSTRAP_CONFIG';
 /** Channel credentials for the xDS server: the first entry of `channel_creds` whose type we support. */
 export type XdsChannelCredentials =
   | { readonly type: 'insecure' }
-  | {
+  | ({
       readonly type: 'tls';
-      /** PEM files; absent CA means the system roots, absent cert/key means no client certificate. */
-      readonly caCertificateFile?: string;
-      readonly certificateFile?: string;
-      readonly privateKeyFile?: string;
-    };
+      /** A65: PEM files, re-read every refreshIntervalMs; no CA means the system roots, no cert/key no client certificate. */
+    } & FileWatcherConfig);
 
 export interface XdsServerConfig {
   readonly serverUri: string;
@@ -51,6 +55,8 @@ export interface XdsBootstrap {
   readonly node: XdsNodeConfig;
   /** The LDS name of a target is this with "%s" replaced by the target's name (A47; default "%s"). */
   readonly clientDefaultListenerResourceNameTemplate: string;
+  /** A29 `certificate_providers`: the instances a Cluster's UpstreamTlsContext may name. */
+  readonly certificateProviders: ReadonlyMap<string, CertificateProviderInstance>;
 }
 
 /**
@@ -64,11 +70,7 @@ export interface XdsBootstrapJson {
     readonly channel_creds: readonly {
       readonly type: string;
       /** For "tls": PEM files (A65's names). */
-      readonly config?: {
-        readonly ca_certificate_file?: string;
-        readonly certificate_file?: string;
-        readonly private_key_file?: string;
-      };
+      readonly config?: FileWatcherConfigJson;
     }[];
     readonly server_features?: readonly string[];
   }[];
@@ -81,6 +83,19 @@ export interface XdsBootstrapJson {
   };
   /** A47's template (default "%s"); an xdstp: template is rejected, as federation is not implemented. */
   readonly client_default_listener_resource_name_template?: string;
+  /** A29: instance name → a plugin (only "file_watcher") and its config. */
+  readonly certificate_providers?: Readonly<
+    Record<string, { readonly plugin_name: string; readonly config?: FileWatcherConfigJson }>
+  >;
+}
+
+/** The file_watcher plugin's config (A29), also A65's `tls` channel creds config. */
+export interface FileWatcherConfigJson {
+  readonly ca_certificate_file?: string;
+  readonly certificate_file?: string;
+  readonly private_key_file?: string;
+  /** A google.protobuf.Duration in proto3 JSON ("600s", the default). */
+  readonly refresh_interval?: string;
 }
 
 const SUPPORTED_CREDENTIALS = ['insecure', 'tls'];
@@ -96,8 +111,10 @@ export function parseBootstrap(json: unknown): XdsBootstrap {
   if (serverList.length === 0) throw new ConfigError(servers.path, 'must list at least one xDS server');
   const clientDefaultListenerResourceNameTemplate = listenerNameTemplate(root);
   const nodeField = root.field('node');
+  const providers = root.field('certificate_providers');
   return {
     clientDefaultListenerResourceNameTemplate,
+    certificateProviders: providers ? parseCertificateProviders(providers.value, providers.path) : new Map(),
     xdsServers: serverList.map((s, i) => parseServer(s, childPath(servers.path, i))),
     node: nodeField ? parseNode(nodeField.value, nodeField.path) : { id: '', cluster: '' },
   };
@@ -178,7 +195,10 @@ function parseChannelCredentials(value: unknown, path: string): XdsChannelCreden
     const typeField = reader.required('type');
     if (typeof typeField.value !== 'string') throw new ConfigError(typeField.path, 'expected a string');
     if (typeField.value === 'insecure') return { type: 'insecure' };
-    if (typeField.value === 'tls') return parseTlsConfig(reader.optionalObject('config'));
+    if (typeField.value === 'tls') {
+      const config = reader.optionalObject('config') ?? new ConfigReader({}, childPath(entryPath, 'config'));
+      return parseTlsConfig(config);
+    }
   }
   const seen = list.map((e) => (typeof e === 'object' && e !== null ? (e as { type?: unknown }).type : e));
   throw new ConfigError(
@@ -187,20 +207,9 @@ function parseChannelCredentials(value: unknown, path: string): XdsChannelCreden
   );
 }
 
-function parseTlsConfig(config: ConfigReader | undefined): XdsChannelCredentials {
-  if (!config) return { type: 'tls' };
-  const caCertificateFile = config.optionalString('ca_certificate_file');
-  const certificateFile = config.optionalString('certificate_file');
-  const privateKeyFile = config.optionalString('private_key_file');
-  if ((certificateFile === undefined) !== (privateKeyFile === undefined)) {
-    throw new ConfigError(config.path, 'certificate_file and private_key_file must be given together');
-  }
-  return {
-    type: 'tls',
-    ...(caCertificateFile !== undefined && { caCertificateFile }),
-    ...(certificateFile !== undefined && { certificateFile }),
-    ...(privateKeyFile !== undefined && { privateKeyFile }),
-  };
+/** A65: the file_watcher config, where neither certificate_file nor ca_certificate_file is required. */
+function parseTlsConfig(config: ConfigReader): XdsChannelCredentials {
+  return { type: 'tls', ...parseFileWatcherConfig(config, false) };
 }
 
 function parseNode(value: unknown, path: string): XdsNodeConfig {

@@ -36,6 +36,11 @@ export interface XdsOptions {
   readonly endpointHashKey?: boolean;
   /** A55 stateful session affinity; default from GRPC_EXPERIMENTAL_XDS_ENABLE_OVERRIDE_HOST (on unless "false"). */
   readonly overrideHost?: boolean;
+  /**
+   * A29: the bootstrap's `certificate_providers` instance names; a Cluster's UpstreamTlsContext naming another
+   * is NACKed. Default: none (the xDS client pool passes its bootstrap's).
+   */
+  readonly certificateProviderInstances?: ReadonlySet<string>;
 }
 
 export interface ResolvedXdsOptions {
@@ -45,7 +50,10 @@ export interface ResolvedXdsOptions {
   readonly ringHash: boolean;
   readonly endpointHashKey: boolean;
   readonly overrideHost: boolean;
+  readonly certificateProviderInstances: ReadonlySet<string>;
 }
+
+const NO_INSTANCES: ReadonlySet<string> = new Set();
 
 export function resolveXdsOptions(options: XdsOptions = {}): ResolvedXdsOptions {
   return {
@@ -55,6 +63,7 @@ export function resolveXdsOptions(options: XdsOptions = {}): ResolvedXdsOptions 
     ringHash: options.ringHash ?? envFlag(XDS_RING_HASH_ENV, true),
     endpointHashKey: options.endpointHashKey ?? !envFlag(XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV, false),
     overrideHost: options.overrideHost ?? envFlag(XDS_OVERRIDE_HOST_ENV, true),
+    certificateProviderInstances: options.certificateProviderInstances ?? NO_INSTANCES,
   };
 }
 

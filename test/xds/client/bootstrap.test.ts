@@ -44,7 +44,12 @@ describe('xDS bootstrap (A27 "XdsClient and Bootstrap File", A53 / A88 server fe
     assert.equal(b.xdsServers.length, 2);
     const server = b.xdsServers[0]!;
     assert.equal(server.serverUri, 'xds.example.com:443');
-    assert.deepEqual(server.channelCredentials, { type: 'tls', caCertificateFile: '/ca.pem' });
+    // A65: refresh_interval defaults to "600s".
+    assert.deepEqual(server.channelCredentials, {
+      type: 'tls',
+      caCertificateFile: '/ca.pem',
+      refreshIntervalMs: 600_000,
+    });
     assert.equal(server.ignoreResourceDeletion, true);
     assert.equal(server.failOnDataErrors, true);
     assert.equal(server.resourceTimerIsTransientError, false);
@@ -70,6 +75,7 @@ describe('xDS bootstrap (A27 "XdsClient and Bootstrap File", A53 / A88 server fe
                 ca_certificate_file: '/ca.pem',
                 certificate_file: '/c.pem',
                 private_key_file: '/k.pem',
+                refresh_interval: '30s',
               },
             },
           ],
@@ -83,8 +89,36 @@ describe('xDS bootstrap (A27 "XdsClient and Bootstrap File", A53 / A88 server fe
         metadata: { team: 'lb' },
       },
       client_default_listener_resource_name_template: 'listeners/%s',
+      certificate_providers: {
+        default: {
+          plugin_name: 'file_watcher',
+          config: {
+            certificate_file: '/var/run/secrets/cert-chain.pem',
+            private_key_file: '/var/run/secrets/key.pem',
+            ca_certificate_file: '/var/run/secrets/root-cert.pem',
+            refresh_interval: '900s',
+          },
+        },
+      },
     };
     const b = parseBootstrap(json);
+    assert.deepEqual(
+      b.certificateProviders,
+      new Map([
+        [
+          'default',
+          {
+            pluginName: 'file_watcher',
+            config: {
+              certificateFile: '/var/run/secrets/cert-chain.pem',
+              privateKeyFile: '/var/run/secrets/key.pem',
+              caCertificateFile: '/var/run/secrets/root-cert.pem',
+              refreshIntervalMs: 900_000,
+            },
+          },
+        ],
+      ]),
+    );
     assert.deepEqual(b.xdsServers, [
       {
         serverUri: 'xds.example.com:443',
@@ -93,6 +127,7 @@ describe('xDS bootstrap (A27 "XdsClient and Bootstrap File", A53 / A88 server fe
           caCertificateFile: '/ca.pem',
           certificateFile: '/c.pem',
           privateKeyFile: '/k.pem',
+          refreshIntervalMs: 30_000,
         },
         serverFeatures: ['resource_timer_is_transient_error'],
         ignoreResourceDeletion: false,
@@ -208,5 +243,82 @@ describe('xDS bootstrap (A27 "XdsClient and Bootstrap File", A53 / A88 server fe
       (e: unknown) =>
         e instanceof ConfigError && e.path === 'GRPC_XDS_BOOTSTRAP_CONFIG: $.xds_servers[0].server_uri',
     );
+  });
+
+  describe('A29 "Certificate Provider Plugin Framework": certificate_providers', () => {
+    const withProviders = (certificate_providers: unknown) => ({
+      xds_servers: [{ server_uri: 'a:1', channel_creds: INSECURE }],
+      certificate_providers,
+    });
+
+    test('absent: no instances; file_watcher with only a CA file, or only identity files', () => {
+      assert.equal(parseBootstrap(withProviders(undefined)).certificateProviders.size, 0);
+      const b = parseBootstrap(
+        withProviders({
+          roots: { plugin_name: 'file_watcher', config: { ca_certificate_file: '/ca.pem' } },
+          identity: {
+            plugin_name: 'file_watcher',
+            config: { certificate_file: '/c.pem', private_key_file: '/k.pem', refresh_interval: '0.5s' },
+          },
+        }),
+      );
+      assert.deepEqual(b.certificateProviders.get('roots')?.config, {
+        caCertificateFile: '/ca.pem',
+        refreshIntervalMs: 600_000,
+      });
+      assert.deepEqual(b.certificateProviders.get('identity')?.config, {
+        certificateFile: '/c.pem',
+        privateKeyFile: '/k.pem',
+        refreshIntervalMs: 500,
+      });
+    });
+
+    test('bad instances are rejected naming the path', () => {
+      const at = '$.certificate_providers.default';
+      rejects(withProviders([]), '$.certificate_providers', /object/);
+      rejects(withProviders({ default: {} }), `${at}.plugin_name`, /required/);
+      rejects(
+        withProviders({ default: { plugin_name: 'meshca', config: {} } }),
+        `${at}.plugin_name`,
+        /unsupported certificate provider plugin "meshca" \(supported: file_watcher\)/,
+      );
+      // A29: the plugin needs at least one of the two files.
+      rejects(withProviders({ default: { plugin_name: 'file_watcher' } }), `${at}.config`, /at least one/);
+      rejects(
+        withProviders({ default: { plugin_name: 'file_watcher', config: { private_key_file: '/k' } } }),
+        `${at}.config`,
+        /together/,
+      );
+      rejects(
+        withProviders({ default: { plugin_name: 'file_watcher', config: { ca_certificate_file: '' } } }),
+        `${at}.config.ca_certificate_file`,
+        /empty/,
+      );
+      rejects(
+        withProviders({
+          default: {
+            plugin_name: 'file_watcher',
+            config: { ca_certificate_file: '/ca', refresh_interval: 60 },
+          },
+        }),
+        `${at}.config.refresh_interval`,
+        /duration/,
+      );
+      rejects(
+        withProviders({
+          default: {
+            plugin_name: 'file_watcher',
+            config: { ca_certificate_file: '/ca', refresh_interval: '0s' },
+          },
+        }),
+        `${at}.config.refresh_interval`,
+        /greater than 0s/,
+      );
+    });
+
+    test('A65: tls channel creds may name no file at all (system roots, no client certificate)', () => {
+      const b = parseBootstrap({ xds_servers: [{ server_uri: 'a:1', channel_creds: [{ type: 'tls' }] }] });
+      assert.deepEqual(b.xdsServers[0]!.channelCredentials, { type: 'tls', refreshIntervalMs: 600_000 });
+    });
   });
 });
