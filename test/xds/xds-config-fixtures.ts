@@ -33,6 +33,7 @@ export function xdsCluster(name: string, fields: Partial<XdsCluster> = {}): XdsC
     outlierDetection: undefined,
     lrsLoadReporting: false,
     overrideHostStatus: ['UNKNOWN', 'HEALTHY'],
+    upstreamTls: undefined,
     ...fields,
   };
 }

@@ -1,6 +1,6 @@
 // CDS: envoy.config.cluster.v3.Cluster validated as A27 (EDS), A37 (LOGICAL_DNS and aggregate clusters), A52
 // (load_balancing_policy through the xDS LB policy registry, or the legacy lb_policy fields of A42 / A48), A50
-// (outlier_detection) and A27's circuit breaking and lrs_server rules describe.
+// (outlier_detection), A29 / A82 (transport_socket) and A27's circuit breaking and lrs_server rules describe.
 
 import type { Any } from '@bufbuild/protobuf/wkt';
 import {
@@ -19,9 +19,10 @@ import { decodeOrNack } from './decode-or-nack.js';
 import { DEFAULT_OVERRIDE_HOST_STATUS, type XdsHealthStatus } from './health-status.js';
 import type { LbConfigList } from './lb-policy-registry.js';
 import { parseOutlierDetection } from './outlier-detection.js';
+import { parseUpstreamTlsContext } from './tls-context.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS, type XdsCluster, type XdsClusterDiscovery } from './types.js';
 import { anyTypeName, decodeResource, fail } from './validation.js';
-import { decodeOptions } from './xds-options.js';
+import { decodeOptions, type ResolvedXdsOptions, resolveXdsOptions } from './xds-options.js';
 
 const AGGREGATE_CLUSTER_TYPE = ClusterConfigSchema.typeName;
 
@@ -31,11 +32,11 @@ const AGGREGATE_CLUSTER_TYPE = ClusterConfigSchema.typeName;
  * of lbtree, behind CDS on a channel and clusterToTree alike. Throws an XdsResourceError (the NACK reason).
  */
 export function parseCluster(c: Cluster, options: ClusterOptions = {}): XdsCluster {
-  return parseClusterResource(c, clusterLbPolicyConfig(c, options));
+  return parseClusterResource(c, clusterLbPolicyConfig(c, options), resolveXdsOptions(options));
 }
 
 /** Validates a Cluster; `lbPolicy` is its already converted LB policy (see {@link parseCluster}). */
-function parseClusterResource(c: Cluster, lbPolicy: LbConfigList): XdsCluster {
+function parseClusterResource(c: Cluster, lbPolicy: LbConfigList, options: ResolvedXdsOptions): XdsCluster {
   if (c.lrsServer !== undefined && c.lrsServer.configSourceSpecifier.case !== 'self') {
     fail('lrs_server', 'ConfigSource is not self');
   }
@@ -47,6 +48,8 @@ function parseClusterResource(c: Cluster, lbPolicy: LbConfigList): XdsCluster {
     outlierDetection: c.outlierDetection && parseOutlierDetection(c.outlierDetection, 'outlier_detection'),
     lrsLoadReporting: c.lrsServer !== undefined,
     overrideHostStatus: overrideHostStatus(c),
+    // A29: transport_socket_matches is not supported (and ignored).
+    upstreamTls: c.transportSocket && parseUpstreamTlsContext(c.transportSocket, options),
   };
 }
 

@@ -11,6 +11,7 @@ import type { Code } from '../../core/index.js';
 import type { HashPolicy } from '../../hash/index.js';
 import type { XdsHealthStatus } from './cluster-load-assignment.js';
 import type { LbConfigList } from './lb-policy-registry.js';
+import type { XdsUpstreamTls } from './tls-context.js';
 
 export type {
   XdsDropCategory,
@@ -265,4 +266,6 @@ export interface XdsCluster {
    * still pick (UNKNOWN, HEALTHY, DRAINING; other values are ignored). [UNKNOWN, HEALTHY] when unset.
    */
   readonly overrideHostStatus: readonly XdsHealthStatus[];
+  /** A29: transport_socket's UpstreamTlsContext; absent: connections use the channel's fallback credentials. */
+  readonly upstreamTls: XdsUpstreamTls | undefined;
 }

@@ -19,6 +19,9 @@ export const XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV = 'GRPC_XDS_ENDPOINT_HASH
  */
 export const XDS_OVERRIDE_HOST_ENV = 'GRPC_EXPERIMENTAL_XDS_ENABLE_OVERRIDE_HOST';
 
+/** A82: `false` ignores CertificateValidationContext.system_root_certs (a cluster naming no roots is NACKed). */
+export const XDS_SYSTEM_ROOT_CERTS_ENV = 'GRPC_EXPERIMENTAL_XDS_SYSTEM_ROOT_CERTS';
+
 export interface XdsOptions {
   /**
    * The gRPC LB policy registry that custom (TypedStruct) policies are looked up in and that validates every
@@ -36,6 +39,8 @@ export interface XdsOptions {
   readonly endpointHashKey?: boolean;
   /** A55 stateful session affinity; default from GRPC_EXPERIMENTAL_XDS_ENABLE_OVERRIDE_HOST (on unless "false"). */
   readonly overrideHost?: boolean;
+  /** A82 system root certs; default from GRPC_EXPERIMENTAL_XDS_SYSTEM_ROOT_CERTS (on unless "false"). */
+  readonly systemRootCerts?: boolean;
   /**
    * A29: the bootstrap's `certificate_providers` instance names; a Cluster's UpstreamTlsContext naming another
    * is NACKed. Default: none (the xDS client pool passes its bootstrap's).
@@ -50,6 +55,7 @@ export interface ResolvedXdsOptions {
   readonly ringHash: boolean;
   readonly endpointHashKey: boolean;
   readonly overrideHost: boolean;
+  readonly systemRootCerts: boolean;
   readonly certificateProviderInstances: ReadonlySet<string>;
 }
 
@@ -63,6 +69,7 @@ export function resolveXdsOptions(options: XdsOptions = {}): ResolvedXdsOptions 
     ringHash: options.ringHash ?? envFlag(XDS_RING_HASH_ENV, true),
     endpointHashKey: options.endpointHashKey ?? !envFlag(XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV, false),
     overrideHost: options.overrideHost ?? envFlag(XDS_OVERRIDE_HOST_ENV, true),
+    systemRootCerts: options.systemRootCerts ?? envFlag(XDS_SYSTEM_ROOT_CERTS_ENV, true),
     certificateProviderInstances: options.certificateProviderInstances ?? NO_INSTANCES,
   };
 }
