@@ -1,6 +1,7 @@
 import type { ChannelOptions, experimental } from '@grpc/grpc-js';
 import {
   type Address,
+  Attributes,
   addressKey,
   type ConnectivityState,
   type Helper,
@@ -10,10 +11,12 @@ import {
   type Subchannel,
   type Trace,
 } from '../core/index.js';
+import { type ClusterTransportSecurity, XDS_TRANSPORT_SECURITY } from '../xds/transport-security.js';
 import { toGrpcState } from './connectivity.js';
 import { GrpcPickerAdapter } from './picker-adapter.js';
 import { GrpcSubchannelHandle, type HandleOwner } from './subchannel-adapter.js';
 import { lbtreeTracer } from './tracers.js';
+import { XDS_TRANSPORT_SECURITY_OPTION } from './xds-security-options.js';
 
 /** grpc-js's channel-only arguments (the config selector, …): its InternalChannel drops only some of them. */
 const GRPC_INTERNAL_PREFIX = 'grpc.internal.';
@@ -71,6 +74,12 @@ export class GrpcHelperAdapter implements Helper {
   readonly clock = realClock;
   private options: ChannelOptions = {};
   private readonly held = new Map<string, HeldSubchannel>();
+  private readonly securityOptions = new WeakMap<
+    ClusterTransportSecurity,
+    { base: ChannelOptions; options: ChannelOptions }
+  >();
+  private readonly securityIds = new WeakMap<ClusterTransportSecurity, number>();
+  private lastSecurityId = 0;
   readonly trace: Trace;
 
   constructor(
@@ -90,18 +99,43 @@ export class GrpcHelperAdapter implements Helper {
     if (!sameOptions(options, this.options)) this.options = options;
   }
 
-  createSubchannel(address: Address): Subchannel {
-    const key = addressKey(address);
+  createSubchannel(address: Address, attributes: Attributes = Attributes.EMPTY): Subchannel {
+    const security = attributes.get(XDS_TRANSPORT_SECURITY);
+    const options = security === undefined ? this.options : this.optionsWithSecurity(security);
+    const key =
+      security === undefined ? addressKey(address) : `${addressKey(address)}#${this.securityId(security)}`;
     let held = this.held.get(key);
-    if (held === undefined || held.options !== this.options) {
-      const grpcSubchannel = this.grpc.createSubchannel(address, this.options);
+    if (held === undefined || held.options !== options) {
+      const grpcSubchannel = this.grpc.createSubchannel(address, options);
       this.grpc.addChannelzChild(grpcSubchannel.getChannelzRef());
       // One made with older options stays with the handles that have it; new handles get this one.
-      held = new HeldSubchannel(key, grpcSubchannel, this.options, this);
+      held = new HeldSubchannel(key, grpcSubchannel, options, this);
       this.held.set(key, held);
     }
     held.handles++;
     return new GrpcSubchannelHandle(address, held.grpc, held);
+  }
+
+  /**
+   * The options of a subchannel of a cluster with xDS transport security (A29): the channel's plus the cluster's
+   * object, which XdsChannelCredentials reads. One options object per cluster and channel options, so that
+   * grpc-js's pool and `held` reuse subchannels.
+   */
+  private optionsWithSecurity(security: ClusterTransportSecurity): ChannelOptions {
+    const cached = this.securityOptions.get(security);
+    if (cached !== undefined && cached.base === this.options) return cached.options;
+    const options = { ...this.options, [XDS_TRANSPORT_SECURITY_OPTION]: security };
+    this.securityOptions.set(security, { base: this.options, options });
+    return options;
+  }
+
+  private securityId(security: ClusterTransportSecurity): number {
+    let id = this.securityIds.get(security);
+    if (id === undefined) {
+      id = ++this.lastSecurityId;
+      this.securityIds.set(security, id);
+    }
+    return id;
   }
 
   /** @internal The last handle on `held` was released. */

@@ -12,3 +12,4 @@ export { STREAM_CORE_METRICS } from './orca-stream.js';
 export { HASH_PICK_INFO_KEY } from './picker-adapter.js';
 export { LBTREE_PREFIX, type RegisterOptions, register } from './register.js';
 export { SessionCookieJar } from './session-cookies.js';
+export { XdsChannelCredentials } from './xds-channel-credentials.js';

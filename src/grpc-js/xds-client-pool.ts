@@ -1,17 +1,21 @@
 import { loadBootstrap, type XdsBootstrap } from '../xds/client/bootstrap.js';
 import { XdsClient } from '../xds/client/xds-client.js';
 import { resolveXdsOptions, type XdsOptions } from '../xds/resources/xds-options.js';
+import { CertificateProviderStore } from './certificate-provider.js';
 import { grpcXdsTransportFactory, xdsClientTrace } from './xds-transport.js';
 
 /** A shared client and the release that gives it back. */
 export interface XdsClientLease {
   readonly client: XdsClient;
+  /** A29: the bootstrap's certificate provider instances, shared by the client's channels. */
+  readonly certificateProviders: CertificateProviderStore;
   /** Gives the lease back; the client closes when the last lease goes. Calling it twice is harmless. */
   release(): void;
 }
 
 interface PoolEntry {
   readonly client: XdsClient;
+  readonly certificateProviders: CertificateProviderStore;
   leases: number;
 }
 
@@ -39,7 +43,11 @@ export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions): Xd
         certificateProviderInstances: new Set(parsed.certificateProviders.keys()),
       }),
     });
-    entry = { client, leases: 0 };
+    entry = {
+      client,
+      certificateProviders: new CertificateProviderStore(parsed.certificateProviders),
+      leases: 0,
+    };
     pool.set(key, entry);
   }
   entry.leases++;
@@ -47,6 +55,7 @@ export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions): Xd
   let released = false;
   return {
     client: leased.client,
+    certificateProviders: leased.certificateProviders,
     release() {
       if (released) return;
       released = true;

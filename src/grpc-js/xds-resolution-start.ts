@@ -10,6 +10,7 @@ import {
   listenerResourceType,
   routeConfigurationResourceType,
 } from '../xds/resources/index.js';
+import type { CertificateProviderStore } from './certificate-provider.js';
 import { nodeDnsResolver } from './node-dns-resolver.js';
 import { leaseXdsClient, type XdsClientLease } from './xds-client-pool.js';
 
@@ -22,6 +23,8 @@ const RESOURCE_TYPES = {
 
 /** One channel's resolution and its lease on the shared client; `stop()` ends both. */
 export interface XdsChannelResolution {
+  /** A29: what XdsChannelCredentials finds the clusters' certificate provider instances in. */
+  readonly certificateProviders: CertificateProviderStore;
   requestReresolution(): void;
   stop(): void;
 }
@@ -51,6 +54,7 @@ export function startXdsResolution(
     onResult,
   });
   return {
+    certificateProviders: lease.certificateProviders,
     requestReresolution: () => resolution.requestReresolution(),
     stop: () => {
       resolution.destroy();

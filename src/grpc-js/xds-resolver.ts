@@ -28,6 +28,7 @@ import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
 import { registerCsdsAdminService } from './csds-service.js';
 import { DEFERRED_ROUTE_PICK_INFO_KEY, type DeferredRoute, HASH_PICK_INFO_KEY } from './picker-adapter.js';
 import type { XdsChannelResolution } from './xds-resolution-start.js';
+import { XDS_CERTIFICATE_PROVIDERS_OPTION } from './xds-security-options.js';
 
 export const XDS_SCHEME = 'xds';
 
@@ -328,6 +329,10 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
       [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: new GrpcConfigSelector(result.router, this),
       [XDS_CONFIG_ATTRIBUTE]: result.xdsConfig,
     };
+    // A29: for XdsChannelCredentials, on every subchannel of the channel.
+    if (this.resolution !== null) {
+      attributes[XDS_CERTIFICATE_PROVIDERS_OPTION] = this.resolution.certificateProviders;
+    }
     // Set before grpc-js takes the result: its new picker re-picks the calls waiting on the previous one.
     const previous = this.router;
     this.router = result.router;

@@ -25,6 +25,7 @@ import {
 } from '../../core/index.js';
 import { ChildPolicy } from '../../policies/shared/child-policy.js';
 import { SingleChildPolicy } from '../../policies/shared/single-child-policy.js';
+import { ClusterTransportSecurity, XDS_TRANSPORT_SECURITY_ARG } from '../transport-security.js';
 import { xdsClustersOf } from '../xds-config.js';
 import {
   buildClusterChildTree,
@@ -67,6 +68,8 @@ export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> 
   /** Priority child names stay stable across EDS updates (A56) — one generator per cds instance. */
   private readonly priorities = new PriorityTreeGenerator();
   private hasChild = false;
+  /** A29: the cluster's TLS config for the connections below, one object kept across updates. */
+  private readonly security = new ClusterTransportSecurity('');
 
   constructor(
     private readonly helper: Helper,
@@ -125,7 +128,10 @@ export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> 
     }
     this.hasChild = true;
     const note = entry.value.children.kind === 'endpoints' ? entry.value.children.resolutionNote : '';
-    return this.child.update(parsed, ok(tree.endpoints), update.attributes, note || update.resolutionNote);
+    this.security.cluster = name;
+    this.security.upstreamTls = entry.value.cluster.upstreamTls;
+    const attributes = { ...update.attributes, [XDS_TRANSPORT_SECURITY_ARG]: this.security };
+    return this.child.update(parsed, ok(tree.endpoints), attributes, note || update.resolutionNote);
   }
 
   /** Reports TRANSIENT_FAILURE with `s`; the child, if any, is dropped (its cluster is unusable). */

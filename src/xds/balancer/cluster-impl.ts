@@ -2,7 +2,8 @@
 // xds_cluster_impl and xds_override_host LB policies"): EDS drop_overloads and circuit breaking for one
 // cluster, above the cluster's endpoint-picking policy. Per A74 its config keeps only the cluster name and the
 // child policy; the drops and the request limit come from the cluster's entry in the XdsConfig attribute.
-// Load reporting (LRS) is not implemented.
+// It also puts the cluster's transport security (A29, A82) on the subchannels below it. Load reporting (LRS)
+// is not implemented.
 
 import {
   type CallEndDetails,
@@ -30,6 +31,11 @@ import { SingleChildPolicy } from '../../policies/shared/single-child-policy.js'
 import { XDS_CLUSTER_IMPL } from '../policy-names.js';
 import type { XdsDropCategory } from '../resources/cluster-load-assignment.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../resources/types.js';
+import {
+  type ClusterTransportSecurity,
+  transportSecurityOf,
+  XDS_TRANSPORT_SECURITY,
+} from '../transport-security.js';
 import { xdsClustersOf } from '../xds-config.js';
 import {
   acquireClusterCallStats,
@@ -160,6 +166,8 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
   private last: { state: Parameters<Helper['updateState']>[0]; status: Status; picker: Picker } | null = null;
   /** While an update runs, child reports are only recorded; the update reports once at its end. */
   private updating = false;
+  /** A29 / A82: the cluster's transport security (from cds), put on every subchannel created below. */
+  private security: ClusterTransportSecurity | undefined = undefined;
 
   constructor(
     private readonly helper: Helper,
@@ -174,6 +182,11 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
           this.last = { state, status: s, picker };
           if (!this.updating) this.report();
         },
+        createSubchannel: (address, attributes) =>
+          helper.createSubchannel(
+            address,
+            this.security === undefined ? attributes : attributes.with(XDS_TRANSPORT_SECURITY, this.security),
+          ),
       }),
       registry,
     );
@@ -183,6 +196,7 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
     if (this.destroyed) return false;
     const { clusterName, childPolicy } = update.config;
     const limits = limitsOf(update);
+    this.security = transportSecurityOf(update.attributes);
     if (
       this.stats === null ||
       this.stats.cluster !== clusterName ||
