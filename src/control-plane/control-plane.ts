@@ -100,8 +100,12 @@ export class ControlPlane {
   /**
    * Starts serving ADS on `address` ("host:port", port 0 for any free one; default 127.0.0.1:0; or a Unix
    * socket, "unix:///path") and resolves with the port (0 for a socket) once connections are accepted. After `close()` it may listen again (a server restart).
+   * `credentials` default to plaintext; TLS ones serve clients whose bootstrap has `tls` channel creds (A65).
    */
-  async listen(address = '127.0.0.1:0'): Promise<number> {
+  async listen(
+    address = '127.0.0.1:0',
+    credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure(),
+  ): Promise<number> {
     if (this.server) throw new Error(`control plane already listening on ${this.address}`);
     const server = new grpc.Server();
     server.addService(ADS_SERVICE, {
@@ -109,9 +113,7 @@ export class ControlPlane {
         this.serveStream(call),
     });
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, port) =>
-        error ? reject(error) : resolve(port),
-      ),
+      server.bindAsync(address, credentials, (error, port) => (error ? reject(error) : resolve(port))),
     );
     this.server = server;
     this.boundPort = port;

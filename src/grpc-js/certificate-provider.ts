@@ -30,8 +30,9 @@ export class FileWatcherCertificateProvider {
   private timer: NodeJS.Timeout | null = null;
   private latest: Promise<CertificateMaterial> | null = null;
 
+  /** `label` starts every error message: which provider (or which channel creds) the files belong to. */
   constructor(
-    readonly instanceName: string,
+    readonly label: string,
     readonly config: FileWatcherConfig,
     private readonly now: Now = Date.now,
   ) {}
@@ -124,7 +125,7 @@ export class FileWatcherCertificateProvider {
   }
 
   private describe(field: string, file: string): string {
-    return `certificate provider "${this.instanceName}" ${field} ${file}`;
+    return `${this.label} ${field} ${file}`;
   }
 }
 
@@ -161,7 +162,10 @@ export class CertificateProviderStore {
     if (provider === undefined) {
       const instance = this.instances.get(instanceName);
       if (instance === undefined) return undefined;
-      provider = new FileWatcherCertificateProvider(instanceName, instance.config);
+      provider = new FileWatcherCertificateProvider(
+        `certificate provider "${instanceName}"`,
+        instance.config,
+      );
       this.made.set(instanceName, provider);
     }
     return provider;

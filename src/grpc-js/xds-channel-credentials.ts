@@ -5,11 +5,12 @@ import {
   type SecureContext,
   connect as tlsConnect,
 } from 'node:tls';
-import { CallCredentials, ChannelCredentials, type ChannelOptions, experimental } from '@grpc/grpc-js';
+import { CallCredentials, ChannelCredentials, type ChannelOptions, type experimental } from '@grpc/grpc-js';
 import type { XdsCertificateProviderRef, XdsUpstreamTls } from '../xds/resources/tls-context.js';
 import { ClusterTransportSecurity } from '../xds/transport-security.js';
 import type { CertificateMaterial, CertificateProviderStore } from './certificate-provider.js';
 import { parseSubjectAltNames, sansMatch } from './san-check.js';
+import { serverNameFor, targetHost, tlsHandshake } from './tls-handshake.js';
 import { XDS_CERTIFICATE_PROVIDERS_OPTION, XDS_TRANSPORT_SECURITY_OPTION } from './xds-security-options.js';
 
 // gRFC A29 "Programming API": credentials that let the control plane choose the transport security of each
@@ -52,19 +53,10 @@ export class XdsChannelCredentials extends ChannelCredentials {
       store,
       fallback,
       callCredentials ?? CallCredentials.createEmpty(),
-      serverName(channelTarget, options),
+      // SNI: the target's host as grpc-js sends it (A29 ignores the context's `sni`).
+      serverNameFor(targetHost(channelTarget, options)),
     );
   }
-}
-
-/** SNI: the target's host as grpc-js sends it (A29 ignores the context's `sni`); never an IP address. */
-function serverName(target: experimental.GrpcUri, options: ChannelOptions): string | undefined {
-  const override = options['grpc.ssl_target_name_override'];
-  const host =
-    typeof override === 'string'
-      ? override
-      : (experimental.splitHostPort(target.path.replace(/^\//, ''))?.host ?? target.path);
-  return host === '' || isIP(host) !== 0 ? undefined : host;
 }
 
 /**
@@ -86,33 +78,16 @@ class XdsSecureConnector implements SecureConnector {
     const tls = this.security.upstreamTls;
     if (tls === undefined) return this.fallback.connect(socket);
     const context = await this.secureContext(tls);
-    return new Promise((resolve, reject) => {
-      const fail = (error: Error) =>
-        reject(new Error(`xDS TLS to cluster ${this.security.cluster}: ${error.message}`));
-      const tlsSocket = tlsConnect(
-        {
-          socket,
-          secureContext: context,
-          ALPNProtocols: ['h2'],
-          ...(this.servername !== undefined && { servername: this.servername }),
-          // A29: the SAN check replaces the host name check of Web PKI.
-          checkServerIdentity: (_host: string, cert: PeerCertificate) => sanCheck(tls, cert),
-        },
-        () => {
-          tlsSocket.removeListener('error', fail);
-          tlsSocket.removeListener('close', closed);
-          if (!tlsSocket.authorized) {
-            tlsSocket.destroy();
-            fail(new Error(`server certificate rejected: ${String(tlsSocket.authorizationError)}`));
-            return;
-          }
-          resolve({ socket: tlsSocket, secure: true });
-        },
-      );
-      const closed = () => fail(new Error('socket closed during the TLS handshake'));
-      tlsSocket.once('error', fail);
-      tlsSocket.once('close', closed);
-    });
+    return tlsHandshake(
+      socket,
+      {
+        secureContext: context,
+        ...(this.servername !== undefined && { servername: this.servername }),
+        // A29: the SAN check replaces the host name check of Web PKI.
+        checkServerIdentity: (_host: string, cert: PeerCertificate) => sanCheck(tls, cert),
+      },
+      `xDS TLS to cluster ${this.security.cluster}`,
+    );
   }
 
   async waitForReady(): Promise<void> {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import {
   type ChannelCredentials,
@@ -24,6 +23,8 @@ import type {
   XdsTransport,
   XdsTransportFactory,
 } from '../xds/client/transport.js';
+import { FileWatcherCertificateProvider } from './certificate-provider.js';
+import { FileWatcherChannelCredentials } from './file-watcher-credentials.js';
 import { namedTrace, TracerSelection } from './tracers.js';
 
 export const ADS_METHOD = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
@@ -38,14 +39,15 @@ export function xdsClientTrace(env: NodeJS.ProcessEnv = process.env): Trace {
   return namedTrace(XDS_TRACER, new TracerSelection(env));
 }
 
-/** grpc-js channel credentials for the bootstrap's `channel_creds` (A27; TLS files as gRFC A65 names them). */
-export function grpcChannelCredentials(config: XdsChannelCredentials): ChannelCredentials {
+/**
+ * grpc-js channel credentials for the bootstrap's `channel_creds` (A27; A65's `tls`: the files are read when
+ * the channel connects and again every refresh_interval, and a connection they cannot serve fails naming them).
+ */
+export function grpcChannelCredentials(config: XdsChannelCredentials, server = ''): ChannelCredentials {
   if (config.type === 'insecure') return credentials.createInsecure();
-  const read = (file: string | undefined) => (file === undefined ? null : readFileSync(file));
-  return credentials.createSsl(
-    read(config.caCertificateFile),
-    read(config.privateKeyFile),
-    read(config.certificateFile),
+  const { type: _, ...files } = config;
+  return new FileWatcherChannelCredentials(
+    new FileWatcherCertificateProvider(`xDS server ${server || '(no URI)'} channel_creds "tls"`, files),
   );
 }
 
@@ -56,7 +58,7 @@ export class GrpcXdsTransport implements XdsTransport {
   constructor(server: XdsServerConfig, channelOptions: ChannelOptions = {}) {
     this.client = new Client(
       server.serverUri,
-      grpcChannelCredentials(server.channelCredentials),
+      grpcChannelCredentials(server.channelCredentials, server.serverUri),
       channelOptions,
     );
   }

@@ -22,7 +22,7 @@ describe('A29 file_watcher certificate provider', () => {
     };
     copyFileSync(a.certificateFile, live.certificateFile);
     copyFileSync(a.privateKeyFile, live.privateKeyFile);
-    const provider = new FileWatcherCertificateProvider('default', {
+    const provider = new FileWatcherCertificateProvider('certificate provider "default"', {
       ...live,
       caCertificateFile: certs.caFile,
       refreshIntervalMs: 20,
@@ -53,7 +53,7 @@ describe('A29 file_watcher certificate provider', () => {
 
   test('an unreadable file: an error naming the instance, the field and the file', async () => {
     const missing = join(certs.dir, 'missing-ca.pem');
-    const provider = new FileWatcherCertificateProvider('roots', {
+    const provider = new FileWatcherCertificateProvider('certificate provider "roots"', {
       caCertificateFile: missing,
       refreshIntervalMs: 1000,
     });
@@ -73,7 +73,8 @@ describe('A29 file_watcher certificate provider', () => {
     const validTo = Date.parse(cert.validTo);
     const validFrom = Date.parse(cert.validFrom);
     const config = { ...leaf, caCertificateFile: certs.caFile, refreshIntervalMs: 1000 };
-    const at = (now: number) => new FileWatcherCertificateProvider('default', config, () => now).material();
+    const at = (now: number) =>
+      new FileWatcherCertificateProvider('certificate provider "default"', config, () => now).material();
     assert.equal((await at(validTo - 1)).ok, true);
     const expired = await at(validTo);
     assert.equal(expired.ok, false);
@@ -88,7 +89,7 @@ describe('A29 file_watcher certificate provider', () => {
   test('a CA file whose every certificate has expired; one that holds no certificate', async () => {
     const caValidTo = Date.parse(new X509Certificate(readFileSync(certs.caFile)).validTo);
     const roots = new FileWatcherCertificateProvider(
-      'roots',
+      'certificate provider "roots"',
       { caCertificateFile: certs.caFile, refreshIntervalMs: 1000 },
       () => caValidTo,
     );
@@ -96,7 +97,7 @@ describe('A29 file_watcher certificate provider', () => {
     assert.match(!m.ok ? m.error : '', /ca_certificate_file .*ca\.pem: certificate expired at /);
     const garbage = join(certs.dir, 'garbage.pem');
     writeFileSync(garbage, 'not a certificate\n');
-    const bad = await new FileWatcherCertificateProvider('roots', {
+    const bad = await new FileWatcherCertificateProvider('certificate provider "roots"', {
       caCertificateFile: garbage,
       refreshIntervalMs: 1000,
     }).material();
