@@ -11,6 +11,7 @@ import * as grpc from '@grpc/grpc-js';
 import {
   BackendClient,
   type BackendClientType,
+  startBackends,
   WHOAMI_SERVICE,
   whoami,
 } from '../../src/cli/loopback-backends.js';
@@ -215,6 +216,16 @@ describe('A29 xDS mTLS on grpc-js channels (lbtree xds: resolver, lbtree control
       e.details,
       /certificate provider "missing" certificate_file .*no-such-cert\.pem: cannot read it/,
     );
+  });
+
+  test('A29 "Programming API": without xDS (a plain target) the fallback credentials are used', async () => {
+    const [plain] = await startBackends(['plain']);
+    try {
+      const client = channel(plain!.address);
+      assert.equal(await whoami(client, { waitForReady: true, deadlineMs: 10_000 }), 'plain');
+    } finally {
+      plain!.stop();
+    }
   });
 
   test('a cluster naming an instance the bootstrap lacks is NACKed, naming the field', async () => {
