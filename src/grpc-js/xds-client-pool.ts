@@ -1,6 +1,7 @@
 import { loadBootstrap, type XdsBootstrap } from '../xds/client/bootstrap.js';
 import { XdsClient } from '../xds/client/xds-client.js';
 import { resolveXdsOptions, type XdsOptions } from '../xds/resources/xds-options.js';
+import { ClusterTransportSecurityRegistry } from '../xds/transport-security.js';
 import { CertificateProviderStore } from './certificate-provider.js';
 import { grpcXdsTransportFactory, xdsClientTrace } from './xds-transport.js';
 
@@ -9,6 +10,8 @@ export interface XdsClientLease {
   readonly client: XdsClient;
   /** A29: the bootstrap's certificate provider instances, shared by the client's channels. */
   readonly certificateProviders: CertificateProviderStore;
+  /** A29: the clusters' TLS configs, one object per cluster shared by the client's channels. */
+  readonly transportSecurity: ClusterTransportSecurityRegistry;
   /** Gives the lease back; the client closes when the last lease goes. Calling it twice is harmless. */
   release(): void;
 }
@@ -16,6 +19,8 @@ export interface XdsClientLease {
 interface PoolEntry {
   readonly client: XdsClient;
   readonly certificateProviders: CertificateProviderStore;
+  /** A29: the clusters' TLS configs, one object per cluster shared by the client's channels. */
+  readonly transportSecurity: ClusterTransportSecurityRegistry;
   leases: number;
 }
 
@@ -46,6 +51,7 @@ export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions): Xd
     entry = {
       client,
       certificateProviders: new CertificateProviderStore(parsed.certificateProviders),
+      transportSecurity: new ClusterTransportSecurityRegistry(),
       leases: 0,
     };
     pool.set(key, entry);
@@ -56,6 +62,7 @@ export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions): Xd
   return {
     client: leased.client,
     certificateProviders: leased.certificateProviders,
+    transportSecurity: leased.transportSecurity,
     release() {
       if (released) return;
       released = true;

@@ -10,6 +10,7 @@ import {
   listenerResourceType,
   routeConfigurationResourceType,
 } from '../xds/resources/index.js';
+import type { ClusterTransportSecurityRegistry } from '../xds/transport-security.js';
 import type { CertificateProviderStore } from './certificate-provider.js';
 import { nodeDnsResolver } from './node-dns-resolver.js';
 import { leaseXdsClient, type XdsClientLease } from './xds-client-pool.js';
@@ -25,6 +26,8 @@ const RESOURCE_TYPES = {
 export interface XdsChannelResolution {
   /** A29: what XdsChannelCredentials finds the clusters' certificate provider instances in. */
   readonly certificateProviders: CertificateProviderStore;
+  /** A29: the client's per-cluster TLS configs, for cds. */
+  readonly transportSecurity: ClusterTransportSecurityRegistry;
   requestReresolution(): void;
   stop(): void;
 }
@@ -55,6 +58,7 @@ export function startXdsResolution(
   });
   return {
     certificateProviders: lease.certificateProviders,
+    transportSecurity: lease.transportSecurity,
     requestReresolution: () => resolution.requestReresolution(),
     stop: () => {
       resolution.destroy();

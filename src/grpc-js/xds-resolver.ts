@@ -24,6 +24,7 @@ import {
 import type { StatefulSessionCall } from '../xds/resolver/stateful-session.js';
 import type { CallRouter, XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
 import type { XdsRetryPolicy } from '../xds/resources/types.js';
+import { XDS_TRANSPORT_SECURITY_REGISTRY_ARG } from '../xds/transport-security.js';
 import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
 import { registerCsdsAdminService } from './csds-service.js';
 import { DEFERRED_ROUTE_PICK_INFO_KEY, type DeferredRoute, HASH_PICK_INFO_KEY } from './picker-adapter.js';
@@ -332,6 +333,7 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
     // A29: for XdsChannelCredentials, on every subchannel of the channel.
     if (this.resolution !== null) {
       attributes[XDS_CERTIFICATE_PROVIDERS_OPTION] = this.resolution.certificateProviders;
+      attributes[XDS_TRANSPORT_SECURITY_REGISTRY_ARG] = this.resolution.transportSecurity;
     }
     // Set before grpc-js takes the result: its new picker re-picks the calls waiting on the previous one.
     const previous = this.router;

@@ -25,7 +25,12 @@ import {
 } from '../../core/index.js';
 import { ChildPolicy } from '../../policies/shared/child-policy.js';
 import { SingleChildPolicy } from '../../policies/shared/single-child-policy.js';
-import { ClusterTransportSecurity, XDS_TRANSPORT_SECURITY_ARG } from '../transport-security.js';
+import {
+  ClusterTransportSecurity,
+  type ClusterTransportSecurityRegistry,
+  transportSecurityRegistryOf,
+  XDS_TRANSPORT_SECURITY_ARG,
+} from '../transport-security.js';
 import { xdsClustersOf } from '../xds-config.js';
 import {
   buildClusterChildTree,
@@ -69,7 +74,8 @@ export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> 
   private readonly priorities = new PriorityTreeGenerator();
   private hasChild = false;
   /** A29: the cluster's TLS config for the connections below, one object kept across updates. */
-  private readonly security = new ClusterTransportSecurity('');
+  private security: { held: ClusterTransportSecurity; from: ClusterTransportSecurityRegistry | null } | null =
+    null;
 
   constructor(
     private readonly helper: Helper,
@@ -128,10 +134,34 @@ export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> 
     }
     this.hasChild = true;
     const note = entry.value.children.kind === 'endpoints' ? entry.value.children.resolutionNote : '';
-    this.security.cluster = name;
-    this.security.upstreamTls = entry.value.cluster.upstreamTls;
-    const attributes = { ...update.attributes, [XDS_TRANSPORT_SECURITY_ARG]: this.security };
+    const security = this.securityFor(name, transportSecurityRegistryOf(update.attributes));
+    security.upstreamTls = entry.value.cluster.upstreamTls;
+    const attributes = { ...update.attributes, [XDS_TRANSPORT_SECURITY_ARG]: security };
     return this.child.update(parsed, ok(tree.endpoints), attributes, note || update.resolutionNote);
+  }
+
+  /** The cluster's shared object from the xDS client's registry (or one of its own without a registry). */
+  private securityFor(
+    cluster: string,
+    registry: ClusterTransportSecurityRegistry | undefined,
+  ): ClusterTransportSecurity {
+    const current = this.security;
+    if (current !== null && current.held.cluster === cluster && current.from === (registry ?? null)) {
+      return current.held;
+    }
+    this.releaseSecurity();
+    const held = registry?.acquire(cluster) ?? new ClusterTransportSecurity(cluster);
+    this.security = { held, from: registry ?? null };
+    return held;
+  }
+
+  private releaseSecurity(): void {
+    if (this.security !== null) this.security.from?.release(this.security.held);
+    this.security = null;
+  }
+
+  protected override beforeChildDestroyed(): void {
+    this.releaseSecurity();
   }
 
   /** Reports TRANSIENT_FAILURE with `s`; the child, if any, is dropped (its cluster is unusable). */
