@@ -1,10 +1,5 @@
-import { isIP, type Socket } from 'node:net';
-import {
-  createSecureContext,
-  type PeerCertificate,
-  type SecureContext,
-  connect as tlsConnect,
-} from 'node:tls';
+import type { Socket } from 'node:net';
+import { createSecureContext, type PeerCertificate, type SecureContext } from 'node:tls';
 import { CallCredentials, ChannelCredentials, type ChannelOptions, type experimental } from '@grpc/grpc-js';
 import type { XdsCertificateProviderRef, XdsUpstreamTls } from '../xds/resources/tls-context.js';
 import { ClusterTransportSecurity } from '../xds/transport-security.js';
