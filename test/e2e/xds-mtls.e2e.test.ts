@@ -204,6 +204,29 @@ describe('A29 xDS mTLS on grpc-js channels (lbtree xds: resolver, lbtree control
     );
   });
 
+  test("A82 system_root_certs: the system roots, not the provider's CA, validate the server (the test CA is not trusted)", async () => {
+    const listener = 'system-roots.default.svc.cluster.local:8080';
+    serve(listener, 'outbound|8080||system-roots.default.svc.cluster.local', {
+      transportSocket: {
+        name: 'envoy.transport_sockets.tls',
+        typedConfig: {
+          '@type': UPSTREAM_TLS,
+          commonTlsContext: {
+            tlsCertificateProviderInstance: { instanceName: 'default' },
+            validationContext: { systemRootCerts: {}, matchSubjectAltNames: [{ exact: SERVER_SAN }] },
+          },
+        },
+      },
+    });
+    const e = await failure(channel(`xds:///${listener}`));
+    assert.match(
+      e.details,
+      /xDS TLS to cluster outbound\|8080\|\|system-roots\.default\.svc\.cluster\.local/,
+    );
+    // Node's verdict on a chain ending in a CA the system does not trust.
+    assert.match(e.details, /self-signed certificate in certificate chain/);
+  });
+
   test("an unreadable certificate file fails the cluster's calls with a status naming the file", async () => {
     const listener = 'missing-file.default.svc.cluster.local:8080';
     serve(
