@@ -178,6 +178,19 @@ describe('A29 xDS mTLS on grpc-js channels (lbtree xds: resolver, lbtree control
     assert.ok(backends.every((b) => b.served > 0));
   });
 
+  test('a changed UpstreamTlsContext applies to the connected channel: a wrong SAN fails its calls, the right one serves again', async () => {
+    const listener = 'rotating-san.default.svc.cluster.local:8080';
+    const name = 'outbound|8080||rotating-san.default.svc.cluster.local';
+    serve(listener, name, istioMutual([SERVER_SAN]));
+    const client = channel(`xds:///${listener}`);
+    assert.equal(typeof (await whoami(client, { waitForReady: true, deadlineMs: 10_000 })), 'string');
+    serve(listener, name, istioMutual([`${SERVER_SAN}-other`]));
+    const e = await failure(client);
+    assert.match(e.details, /certificate check failure/);
+    serve(listener, name, istioMutual([SERVER_SAN]));
+    assert.equal(typeof (await whoami(client, { waitForReady: true, deadlineMs: 10_000 })), 'string');
+  });
+
   test('the same cluster without XdsChannelCredentials uses the channel credentials (plaintext): it cannot connect', async () => {
     const listener = `${HOST}:8080`;
     const plain = channel(`xds:///${listener}`, grpc.credentials.createInsecure());

@@ -1,13 +1,16 @@
 // gRFC A29: how a cluster's TLS config reaches grpc-js. cds takes the cluster's object from its xDS client's
-// registry (one per cluster, shared by the client's channels), xds_cluster_impl puts it on the subchannels it
+// registry (one per cluster and TLS config, shared by the client's channels), xds_cluster_impl puts it on the subchannels it
 // creates, and the helper adapter hands it to grpc-js in the subchannel's options, where XdsChannelCredentials
 // reads it. Subchannels of one cluster to one address are shared; another cluster's are not.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type ChannelOptions, connectivityState, type experimental } from '@grpc/grpc-js';
+import { RE2JS } from 're2js';
 import { Attributes, parseAddress } from '../../src/core/index.js';
 import { GrpcHelperAdapter } from '../../src/grpc-js/helper-adapter.js';
 import { XDS_TRANSPORT_SECURITY_OPTION } from '../../src/grpc-js/xds-security-options.js';
+import type { XdsUpstreamTls } from '../../src/xds/resources/tls-context.js';
+import type { XdsStringMatcher } from '../../src/xds/resources/types.js';
 import {
   ClusterTransportSecurityRegistry,
   XDS_TRANSPORT_SECURITY,
@@ -41,8 +44,8 @@ test('A29: the cluster object travels in the subchannel options; one grpc-js sub
   );
   adapter.channelOptions = { 'grpc.keepalive_time_ms': 10_000 };
   const registry = new ClusterTransportSecurityRegistry();
-  const c1 = registry.acquire('outbound|8080||echo');
-  const c2 = registry.acquire('outbound|8080||other');
+  const c1 = registry.acquire('outbound|8080||echo', undefined);
+  const c2 = registry.acquire('outbound|8080||other', undefined);
   const address = parseAddress('127.0.0.1:8080');
 
   adapter.createSubchannel(address, Attributes.EMPTY);
@@ -64,14 +67,29 @@ test('A29: the cluster object travels in the subchannel options; one grpc-js sub
   assert.equal(created[2]![XDS_TRANSPORT_SECURITY_OPTION], c2);
 });
 
-test('the registry: one object per cluster while held, a fresh one after the last release', () => {
+const tls = (sans: XdsStringMatcher[]): XdsUpstreamTls => ({
+  caCertificates: { kind: 'provider', provider: { instanceName: 'default', certificateName: 'ROOTCA' } },
+  identityCertificate: { instanceName: 'default', certificateName: 'default' },
+  matchSubjectAltNames: sans,
+});
+
+test('the registry: one object per cluster and config while held, a fresh one after the last release', () => {
   const registry = new ClusterTransportSecurityRegistry();
-  const a = registry.acquire('c');
-  const b = registry.acquire('c');
+  const a = registry.acquire('c', undefined);
+  const b = registry.acquire('c', undefined);
   assert.equal(a, b);
   registry.release(a);
-  assert.equal(registry.acquire('c'), a, 'still held once');
+  assert.equal(registry.acquire('c', undefined), a, 'still held once');
   registry.release(a);
   registry.release(b);
-  assert.notEqual(registry.acquire('c'), a);
+  assert.notEqual(registry.acquire('c', undefined), a);
+  // An equal config parsed again (a re-sent Cluster): the same object; another config: another object.
+  const exact = (value: string): XdsStringMatcher => ({ kind: 'exact', value, ignoreCase: false });
+  const regex = (r: string): XdsStringMatcher => ({ kind: 'safe_regex', regex: RE2JS.compile(r) });
+  const t1 = registry.acquire('c', tls([exact('spiffe://td/echo'), regex('spiffe://td/.*')]));
+  assert.equal(registry.acquire('c', tls([exact('spiffe://td/echo'), regex('spiffe://td/.*')])), t1);
+  assert.notEqual(registry.acquire('c', tls([exact('spiffe://td/other')])), t1);
+  assert.notEqual(registry.acquire('c', tls([exact('spiffe://td/echo'), regex('spiffe://td/e.*')])), t1);
+  assert.notEqual(registry.acquire('c', undefined), t1);
+  assert.notEqual(registry.acquire('d', tls([exact('spiffe://td/echo'), regex('spiffe://td/.*')])), t1);
 });

@@ -25,9 +25,11 @@ import {
 } from '../../core/index.js';
 import { ChildPolicy } from '../../policies/shared/child-policy.js';
 import { SingleChildPolicy } from '../../policies/shared/single-child-policy.js';
+import type { XdsUpstreamTls } from '../resources/tls-context.js';
 import {
   ClusterTransportSecurity,
   type ClusterTransportSecurityRegistry,
+  tlsFingerprint,
   transportSecurityRegistryOf,
   XDS_TRANSPORT_SECURITY_ARG,
 } from '../transport-security.js';
@@ -132,26 +134,38 @@ export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> 
       if (!(e instanceof ConfigError)) throw e;
       return this.fail(status(Code.UNAVAILABLE, `cds ${name}: ${e.message}`));
     }
+    const security = this.securityFor(
+      name,
+      entry.value.cluster.upstreamTls,
+      transportSecurityRegistryOf(update.attributes),
+    );
     this.hasChild = true;
     const note = entry.value.children.kind === 'endpoints' ? entry.value.children.resolutionNote : '';
-    const security = this.securityFor(name, transportSecurityRegistryOf(update.attributes));
-    security.upstreamTls = entry.value.cluster.upstreamTls;
     const attributes = { ...update.attributes, [XDS_TRANSPORT_SECURITY_ARG]: security };
     return this.child.update(parsed, ok(tree.endpoints), attributes, note || update.resolutionNote);
   }
 
-  /** The cluster's shared object from the xDS client's registry (or one of its own without a registry). */
+  /**
+   * The cluster's object for this TLS config, from the xDS client's registry (or one of its own without a
+   * registry). A changed config rebuilds the tree below: its subchannels carry the new object, so every
+   * connection of the cluster is made with the new config (the old connections are left unused, as a changed
+   * cluster's are in other gRPC implementations).
+   */
   private securityFor(
     cluster: string,
+    upstreamTls: XdsUpstreamTls | undefined,
     registry: ClusterTransportSecurityRegistry | undefined,
   ): ClusterTransportSecurity {
     const current = this.security;
-    if (current !== null && current.held.cluster === cluster && current.from === (registry ?? null)) {
-      return current.held;
+    const from = registry ?? null;
+    if (current !== null && current.held.cluster === cluster && current.from === from) {
+      if (current.held.fingerprint === tlsFingerprint(upstreamTls)) return current.held;
+      this.stopChild();
     }
     this.releaseSecurity();
-    const held = registry?.acquire(cluster) ?? new ClusterTransportSecurity(cluster);
-    this.security = { held, from: registry ?? null };
+    const held =
+      registry?.acquire(cluster, upstreamTls) ?? new ClusterTransportSecurity(cluster, upstreamTls);
+    this.security = { held, from };
     return held;
   }
 
