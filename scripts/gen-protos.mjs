@@ -63,6 +63,8 @@ export const WANTED = [
   // xDS transport security (A29, A82): Cluster.transport_socket's UpstreamTlsContext
   'envoy/extensions/transport_sockets/tls/v3/tls.proto',
   'envoy/extensions/transport_sockets/tls/v3/common.proto',
+  // fault injection (A33)
+  'envoy/extensions/filters/http/fault/v3/fault.proto',
 ];
 
 export const PROTOC_GEN_ES = '@bufbuild/protoc-gen-es@2.17.0';

@@ -37,6 +37,8 @@ import { file_envoy_config_route_v3_scoped_route } from './envoy/config/route/v3
 import { file_envoy_config_trace_v3_http_tracer } from './envoy/config/trace/v3/http_tracer_pb.js';
 import { file_envoy_data_accesslog_v3_accesslog } from './envoy/data/accesslog/v3/accesslog_pb.js';
 import { file_envoy_extensions_clusters_aggregate_v3_cluster } from './envoy/extensions/clusters/aggregate/v3/cluster_pb.js';
+import { file_envoy_extensions_filters_common_fault_v3_fault } from './envoy/extensions/filters/common/fault/v3/fault_pb.js';
+import { file_envoy_extensions_filters_http_fault_v3_fault } from './envoy/extensions/filters/http/fault/v3/fault_pb.js';
 import { file_envoy_extensions_filters_http_router_v3_router } from './envoy/extensions/filters/http/router/v3/router_pb.js';
 import { file_envoy_extensions_filters_http_stateful_session_v3_stateful_session } from './envoy/extensions/filters/http/stateful_session/v3/stateful_session_pb.js';
 import { file_envoy_extensions_filters_network_http_connection_manager_v3_http_connection_manager } from './envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager_pb.js';
@@ -139,6 +141,8 @@ export const generatedFiles: readonly GenFile[] = [
   file_envoy_config_trace_v3_http_tracer,
   file_envoy_data_accesslog_v3_accesslog,
   file_envoy_extensions_clusters_aggregate_v3_cluster,
+  file_envoy_extensions_filters_common_fault_v3_fault,
+  file_envoy_extensions_filters_http_fault_v3_fault,
   file_envoy_extensions_filters_http_router_v3_router,
   file_envoy_extensions_filters_http_stateful_session_v3_stateful_session,
   file_envoy_extensions_filters_network_http_connection_manager_v3_http_connection_manager,
