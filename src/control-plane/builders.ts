@@ -1,8 +1,9 @@
 // Builders for the resources gRPC's xDS reads, in proto3 JSON with "@type" (what `setResources` and the
 // resources file take). They cover the common shapes: a listener with an RDS or inline route configuration,
 // routes to clusters (one, or weighted) with hash policies, EDS clusters with a legacy or A52
-// load_balancing_policy, ClusterLoadAssignments with localities, weights and priorities, and A55 cookie-based
-// session affinity (the stateful_session filter, its per-route overrides, override_host_status).
+// load_balancing_policy, ClusterLoadAssignments with localities, weights and priorities, A55 cookie-based
+// session affinity (the stateful_session filter, its per-route overrides, override_host_status) and A33 fault
+// injection (the HTTPFault filter and its per-route overrides).
 
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
@@ -29,6 +30,7 @@ const STATEFUL_SESSION_PER_ROUTE_TYPE_URL = typeUrlOf(
 const COOKIE_SESSION_STATE_TYPE_URL = typeUrlOf(
   'envoy.extensions.http.stateful_session.cookie.v3.CookieBasedSessionState',
 );
+const HTTP_FAULT_TYPE_URL = typeUrlOf('envoy.extensions.filters.http.fault.v3.HTTPFault');
 const LB_POLICY = 'envoy.extensions.load_balancing_policies';
 
 // ---------------------------------------------------------------------------------------------- endpoints
@@ -302,6 +304,67 @@ export function statefulSessionPerRoute(override: 'disabled' | SessionCookieSpec
     '@type': STATEFUL_SESSION_PER_ROUTE_TYPE_URL,
     ...(override === 'disabled' ? { disabled: true } : { statefulSession: statefulSession(override) }),
   };
+}
+
+// ------------------------------------------------------------------------------------------ fault injection
+
+/** gRFC A33: the share of calls a fault applies to, `numerator` over HUNDRED (the default), TEN_THOUSAND or MILLION. */
+export interface FaultPercentSpec {
+  readonly numerator: number;
+  readonly denominator?: 'HUNDRED' | 'TEN_THOUSAND' | 'MILLION';
+}
+
+/** gRFC A33: an HTTPFault. A header delay or abort takes its value from the call's `x-envoy-fault-*` headers. */
+export interface FaultSpec {
+  readonly delay?:
+    | { readonly fixedMs: number; readonly percentage: FaultPercentSpec }
+    | { readonly header: true; readonly percentage: FaultPercentSpec };
+  readonly abort?:
+    | { readonly grpcStatus: number; readonly percentage: FaultPercentSpec }
+    | { readonly httpStatus: number; readonly percentage: FaultPercentSpec }
+    | { readonly header: true; readonly percentage: FaultPercentSpec };
+  readonly maxActiveFaults?: number;
+}
+
+function percentage(p: FaultPercentSpec): Json {
+  return { numerator: p.numerator, denominator: p.denominator ?? 'HUNDRED' };
+}
+
+/** gRFC A33: an HTTPFault message with "@type", for a listener filter or a typed_per_filter_config entry. */
+export function httpFault(spec: FaultSpec = {}): Json {
+  const { delay, abort } = spec;
+  return {
+    '@type': HTTP_FAULT_TYPE_URL,
+    ...(delay !== undefined
+      ? {
+          delay: {
+            ...('header' in delay ? { headerDelay: {} } : { fixedDelay: `${delay.fixedMs / 1000}s` }),
+            percentage: percentage(delay.percentage),
+          },
+        }
+      : {}),
+    ...(abort !== undefined
+      ? {
+          abort: {
+            ...('header' in abort
+              ? { headerAbort: {} }
+              : 'grpcStatus' in abort
+                ? { grpcStatus: abort.grpcStatus }
+                : { httpStatus: abort.httpStatus }),
+            percentage: percentage(abort.percentage),
+          },
+        }
+      : {}),
+    ...(spec.maxActiveFaults !== undefined ? { maxActiveFaults: spec.maxActiveFaults } : {}),
+  };
+}
+
+/**
+ * gRFC A33: an HttpConnectionManager http_filters entry for fault injection, named as Istio names it. With no
+ * spec it injects nothing (istiod's listeners carry it so, and set the faults per route).
+ */
+export function faultFilter(spec: FaultSpec = {}, name = 'envoy.filters.http.fault'): Json {
+  return { name, typedConfig: httpFault(spec) };
 }
 
 // ------------------------------------------------------------------------------------------------ routes

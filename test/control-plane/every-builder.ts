@@ -4,6 +4,8 @@ import {
   aggregateCluster,
   cluster,
   clusterLoadAssignment,
+  faultFilter,
+  httpFault,
   lbPolicies,
   listener,
   logicalDnsCluster,
@@ -75,16 +77,37 @@ export function everyBuilder(): ResourceJson[] {
                   {
                     name: 'a52',
                     weight: 1,
-                    typedPerFilterConfig: { session: statefulSessionPerRoute('disabled') },
+                    typedPerFilterConfig: {
+                      session: statefulSessionPerRoute('disabled'),
+                      fault: httpFault({ abort: { httpStatus: 503, percentage: { numerator: 50 } } }),
+                    },
                   },
                 ],
                 hashPolicy: [{ channelId: true, terminal: true }],
+                typedPerFilterConfig: {
+                  fault: httpFault({
+                    delay: { header: true, percentage: { numerator: 10, denominator: 'TEN_THOUSAND' } },
+                    abort: { header: true, percentage: { numerator: 100 } },
+                  }),
+                },
               },
             ],
           },
         ],
       },
-      { httpFilters: [statefulSessionFilter({ name: 'sticky', path: '/a.B', ttlSeconds: 60 }, 'session')] },
+      {
+        httpFilters: [
+          faultFilter(
+            {
+              delay: { fixedMs: 200, percentage: { numerator: 1, denominator: 'MILLION' } },
+              abort: { grpcStatus: 14, percentage: { numerator: 5 } },
+              maxActiveFaults: 3,
+            },
+            'fault',
+          ),
+          statefulSessionFilter({ name: 'sticky', path: '/a.B', ttlSeconds: 60 }, 'session'),
+        ],
+      },
     ),
     routeConfiguration('r', [
       {

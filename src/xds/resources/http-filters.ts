@@ -1,6 +1,6 @@
 // HttpConnectionManager.http_filters on a gRPC client (A39 "HTTP filters", as A27 / A28 / A31 use them): the
 // filters run in order and the router, the one terminal filter, must be last; the A55 stateful_session filter
-// may come before it. A filter type this client does
+// and the A33 fault injection filter may come before it. A filter type this client does
 // not know is a NACK unless the filter is marked is_optional, in which case it is left out.
 
 import type { Any } from '@bufbuild/protobuf/wkt';
@@ -9,6 +9,7 @@ import type { HttpFilter } from '../../protos/gen/envoy/extensions/filters/netwo
 import { TypedStructSchema as UdpaTypedStructSchema } from '../../protos/gen/udpa/type/v1/typed_struct_pb.js';
 import { TypedStructSchema } from '../../protos/gen/xds/type/v3/typed_struct_pb.js';
 import { decodeOrNack } from './decode-or-nack.js';
+import { FAULT_FILTER_TYPE, parseFaultFilter } from './fault.js';
 import { parseStatefulSessionFilter, STATEFUL_SESSION_FILTER_TYPE } from './stateful-session.js';
 import type { XdsHttpFilter } from './types.js';
 import { anyTypeName, fail } from './validation.js';
@@ -18,7 +19,7 @@ interface HttpFilterType {
   /** Only the router is terminal: it must be the last filter, and the last filter must be terminal. */
   readonly terminal: boolean;
   /** Checks the filter's config (the Any's bytes), rejecting it naming `at`, and returns what it parsed. */
-  parse(config: Any, at: string): Pick<XdsHttpFilter, 'statefulSession'>;
+  parse(config: Any, at: string): Pick<XdsHttpFilter, 'statefulSession' | 'fault'>;
 }
 
 export const ROUTER_FILTER_TYPE = RouterSchema.typeName;
@@ -43,8 +44,15 @@ const STATEFUL_SESSION: HttpFilterType = {
   },
 };
 
+/** A33 (on in gRPC since GRPC_XDS_EXPERIMENTAL_FAULT_INJECTION was retired). */
+const FAULT: HttpFilterType = {
+  terminal: false,
+  parse: (config: Any, at: string) => ({ fault: parseFaultFilter(config, at) }),
+};
+
 function clientFilter(typeName: string, options: HttpFilterOptions): HttpFilterType | undefined {
   if (typeName === ROUTER_FILTER_TYPE) return ROUTER;
+  if (typeName === FAULT_FILTER_TYPE) return FAULT;
   if (typeName === STATEFUL_SESSION_FILTER_TYPE && options.overrideHost) return STATEFUL_SESSION;
   return undefined;
 }

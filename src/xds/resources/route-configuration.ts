@@ -17,6 +17,7 @@ import {
 import { ROUTE_CONFIGURATION_TYPE_URL } from '../../protos/type-urls.js';
 import type { XdsResourceType } from '../client/resource-type.js';
 import { decodeOrNack } from './decode-or-nack.js';
+import { parseFaultOverride } from './fault.js';
 import { parseHashPolicies } from './hash-policies.js';
 import { parseRetryPolicy } from './retry-policy.js';
 import { parseRouteMatch, snake } from './route-match.js';
@@ -157,17 +158,21 @@ function forwardingOptions(a: RouteAction, at: string): XdsForwardingOptions {
 }
 
 /**
- * typed_per_filter_config (`at` names the field): A55 StatefulSessionPerRoute entries are validated and parsed
- * here (a bad one is a NACK); other types are kept opaque for the HTTP filters that read them.
+ * typed_per_filter_config (`at` names the field): A55 StatefulSessionPerRoute and A33 HTTPFault entries are
+ * validated and parsed here (a bad one is a NACK); other types are kept opaque for the HTTP filters that read
+ * them.
  */
 function filterOverrides(map: { [name: string]: Any }, at: string): XdsFilterOverrides {
   const overrides = new Map<string, XdsTypedConfig>();
   for (const [name, any] of Object.entries(map)) {
-    const statefulSession = parseStatefulSessionOverride(any, `${at}[${JSON.stringify(name)}]`);
+    const entryAt = `${at}[${JSON.stringify(name)}]`;
+    const statefulSession = parseStatefulSessionOverride(any, entryAt);
+    const fault = parseFaultOverride(any, entryAt);
     overrides.set(name, {
       typeUrl: any.typeUrl,
       value: any.value,
       ...(statefulSession !== undefined ? { statefulSession } : {}),
+      ...(fault !== undefined ? { fault } : {}),
     });
   }
   return overrides;

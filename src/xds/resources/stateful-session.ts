@@ -5,7 +5,6 @@
 // non-negative Duration. A filter without a session_state does nothing.
 
 import type { Any } from '@bufbuild/protobuf/wkt';
-import { FilterConfigSchema } from '../../protos/gen/envoy/config/route/v3/route_components_pb.js';
 import {
   type StatefulSession,
   type StatefulSessionPerRoute,
@@ -14,13 +13,13 @@ import {
 } from '../../protos/gen/envoy/extensions/filters/http/stateful_session/v3/stateful_session_pb.js';
 import { CookieBasedSessionStateSchema } from '../../protos/gen/envoy/extensions/http/stateful_session/cookie/v3/cookie_pb.js';
 import { decodeOrNack } from './decode-or-nack.js';
+import { unwrapFilterConfig } from './filter-config.js';
 import type { XdsSessionCookie, XdsStatefulSession, XdsStatefulSessionOverride } from './types.js';
 import { anyTypeName, durationMs, fail } from './validation.js';
 
 export const STATEFUL_SESSION_FILTER_TYPE = StatefulSessionSchema.typeName;
 export const STATEFUL_SESSION_PER_ROUTE_TYPE = StatefulSessionPerRouteSchema.typeName;
 const COOKIE_SESSION_STATE_TYPE = CookieBasedSessionStateSchema.typeName;
-const FILTER_CONFIG_TYPE = FilterConfigSchema.typeName;
 
 /** The filter's config in a listener's http_filters (`at` names its typed_config). */
 export function parseStatefulSessionFilter(config: Any, at: string): XdsStatefulSession {
@@ -53,14 +52,9 @@ function statefulSession(s: StatefulSession, at: string): XdsStatefulSession {
  * config for the virtual host / route / weighted cluster; `disabled` (or neither field) turns the filter off.
  */
 export function parseStatefulSessionOverride(any: Any, at: string): XdsStatefulSessionOverride | undefined {
-  let config = any;
-  let configAt = at;
-  if (anyTypeName(any, at) === FILTER_CONFIG_TYPE) {
-    const wrapper = decodeOrNack(FilterConfigSchema, any.value, at);
-    if (wrapper.config === undefined) return undefined;
-    config = wrapper.config;
-    configAt = `${at}.config`;
-  }
+  const unwrapped = unwrapFilterConfig(any, at);
+  if (unwrapped === undefined) return undefined;
+  const { config, at: configAt } = unwrapped;
   if (anyTypeName(config, configAt) !== STATEFUL_SESSION_PER_ROUTE_TYPE) return undefined;
   const perRoute: StatefulSessionPerRoute = decodeOrNack(
     StatefulSessionPerRouteSchema,

@@ -31,6 +31,8 @@ export interface XdsTypedConfig {
   readonly value: Uint8Array;
   /** A55: set when the config is a StatefulSessionPerRoute (validated when the resource was). */
   readonly statefulSession?: XdsStatefulSessionOverride;
+  /** A33 / A39: set when the config is an HTTPFault (it replaces the fault filter's config in its scope). */
+  readonly fault?: XdsFaultInjection;
 }
 
 /** A55: the cookie a stateful_session filter sets and reads (CookieBasedSessionState.cookie). */
@@ -52,6 +54,42 @@ export type XdsStatefulSessionOverride =
   | { readonly disabled: true }
   | { readonly disabled: false; readonly config: XdsStatefulSession };
 
+/**
+ * A33: a FractionalPercent as a fraction, not parts per million: the `-percentage` headers replace the
+ * numerator only, over the config's denominator.
+ */
+export interface XdsFaultFraction {
+  readonly numerator: number;
+  /** 100, 10,000 or 1,000,000 (HUNDRED, TEN_THOUSAND, MILLION). */
+  readonly denominator: number;
+}
+
+/** A33 "RPC delay injection": the HTTPFault's FaultDelay. */
+export type XdsFaultDelay =
+  | { readonly kind: 'fixed'; readonly delayMs: number; readonly percentage: XdsFaultFraction }
+  /** header_delay: the delay comes from the call's `x-envoy-fault-delay-request` header. */
+  | { readonly kind: 'header'; readonly percentage: XdsFaultFraction };
+
+/** A33 "RPC abort injection": the HTTPFault's FaultAbort. */
+export type XdsFaultAbort =
+  /** grpc_status, or http_status mapped to its gRPC code ("Status Code Mapping"; `httpStatus` keeps it). */
+  | {
+      readonly kind: 'status';
+      readonly code: Code;
+      readonly httpStatus: number | undefined;
+      readonly percentage: XdsFaultFraction;
+    }
+  /** header_abort: the code comes from the call's `x-envoy-fault-abort-grpc-request` / `-abort-request` header. */
+  | { readonly kind: 'header'; readonly percentage: XdsFaultFraction };
+
+/** A33: an HTTPFault config (the listener's, or a typed_per_filter_config override). */
+export interface XdsFaultInjection {
+  readonly delay: XdsFaultDelay | undefined;
+  readonly abort: XdsFaultAbort | undefined;
+  /** max_active_faults: the most calls with an active fault in the process; undefined: no limit. */
+  readonly maxActiveFaults: number | undefined;
+}
+
 /** `typed_per_filter_config`: filter instance name → its override config. */
 export type XdsFilterOverrides = ReadonlyMap<string, XdsTypedConfig>;
 
@@ -68,6 +106,8 @@ export interface XdsHttpFilter {
   readonly config: XdsTypedConfig;
   /** A55: the parsed config of a stateful_session filter. */
   readonly statefulSession?: XdsStatefulSession;
+  /** A33: the parsed config of a fault injection filter. */
+  readonly fault?: XdsFaultInjection;
 }
 
 /** Where a listener's routes come from: an RDS resource to watch, or a RouteConfiguration inline in the HCM. */
