@@ -3,8 +3,10 @@
 // service config's LB policy is lbtree's xds_cluster_manager_experimental; the XdsConfig travels to the cds
 // policies as an update attribute; each call's cluster and request hash travel as pick information, and so
 // does its A55 stateful session, whose response side is a dynamic filter; its route's A31 timeout and A44
-// retry policy are its method config, so grpc-js's own retry machinery runs the retries. The xDS client and
-// decoders load with the first `xds:` channel (xds-resolution-start.ts), not with `register()`.
+// retry policy are its method config, so grpc-js's own retry machinery runs the retries; A33 fault injection
+// is a dynamic filter too, applying what src/xds/resolver decides (delay the call's start, fail it with a
+// status). The xDS client and decoders load with the first `xds:` channel (xds-resolution-start.ts), not with
+// `register()`.
 
 import {
   type ChannelOptions,
@@ -14,13 +16,14 @@ import {
   type Metadata,
   type StatusObject,
 } from '@grpc/grpc-js';
-import type { Registry, Status } from '../core/index.js';
+import type { CallMetadata, CancelTimer, Clock, Registry, Status } from '../core/index.js';
 import { newChannelId } from '../hash/index.js';
 import {
   registerXdsPolicies,
   XDS_CLUSTER_CALL_ATTRIBUTE,
   XDS_OVERRIDE_HOST_CALL_ATTRIBUTE,
 } from '../xds/balancer/index.js';
+import type { FaultInjector } from '../xds/resolver/fault-injection.js';
 import type { StatefulSessionCall } from '../xds/resolver/stateful-session.js';
 import type { CallRouter, XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
 import type { XdsRetryPolicy } from '../xds/resources/types.js';
@@ -163,6 +166,59 @@ function grpcRetryPolicy(p: XdsRetryPolicy): NonNullable<MethodConfig['retryPoli
   });
 }
 
+/** Node's timers take at most 2^31 - 1 ms (about 24.8 days); a longer fault delay waits that long. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The clock fault delays run on. Unlike lbtree's policy timers these are not unref'd: a delayed call holds the
+ * process as the call itself would (grpc-js's deadline timers are not unref'd either).
+ */
+const CALL_CLOCK: Clock = {
+  now: () => performance.now(),
+  setTimer(delayMs, fn) {
+    const handle = setTimeout(fn, Math.min(Math.max(0, delayMs), MAX_TIMER_MS));
+    return () => clearTimeout(handle);
+  },
+};
+
+/**
+ * A33's fault injection filters on a grpc-js call, in filter order: when the call's metadata is sent, each
+ * injector decides its fault; the call waits out a delay before anything is sent, and an abort fails it with
+ * its status. A call that ends during a delay (deadline, cancellation) cancels it and never starts.
+ */
+class FaultInjectionFilter extends experimental.BaseFilter {
+  private cancel: CancelTimer | undefined;
+
+  constructor(
+    private readonly faults: readonly FaultInjector[],
+    /** The call's hold on its cluster: a call that never starts is never committed, so it is released here. */
+    private readonly release: () => void,
+  ) {
+    super();
+  }
+
+  override async sendMetadata(metadata: Promise<Metadata>): Promise<Metadata> {
+    const sent = await metadata;
+    for (const injector of this.faults) {
+      const fault = injector.decide(sent as unknown as CallMetadata);
+      if (fault === undefined) continue;
+      const abort = await new Promise<Status | undefined>((resolve) => {
+        this.cancel = fault.run(CALL_CLOCK, resolve);
+      });
+      if (abort !== undefined) throw grpcStatus(abort);
+    }
+    return sent;
+  }
+
+  override receiveTrailers(status: StatusObject): StatusObject {
+    // grpc-js ends every call through here, one ended during a delay included: the delay is over (its promise
+    // stays pending, so grpc-js starts no attempt), and the call is done picking.
+    this.cancel?.();
+    this.release();
+    return status;
+  }
+}
+
 /** grpc-js's view of one config selector (A31): route, cluster and hash per call, released when replaced. */
 class GrpcConfigSelector implements experimental.ConfigSelector {
   /**
@@ -208,13 +264,17 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
       [HASH_PICK_INFO_KEY]: selection.hash.toString(),
     };
     const session = selection.session;
-    let filters = NO_FILTERS;
+    const faults = selection.faults;
+    let filters =
+      faults.length === 0
+        ? NO_FILTERS
+        : [{ createFilter: () => new FaultInjectionFilter(faults, selection.release) }];
     if (session !== undefined) {
       // A61's call attribute is an object the pick writes to. grpc-js types pick information as strings, but
       // hands every pick of the call this very object (load-balancing-call.js passes callConfig.pickInformation
       // to the picker), so the session travels in it; lbtree's picker adapter reads values untyped.
       pickInformation[XDS_OVERRIDE_HOST_CALL_ATTRIBUTE] = session;
-      filters = [{ createFilter: () => new StatefulSessionFilter(session) }];
+      filters = [...filters, { createFilter: () => new StatefulSessionFilter(session) }];
     }
     return {
       methodConfig: this.methodConfig(selection.timeoutMs, selection.retryPolicy),

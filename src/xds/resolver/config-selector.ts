@@ -1,13 +1,15 @@
 // The xds resolver's per-call config selector (A31 "Implementation for xDS RouteAction Support"): the first
 // route of the channel's virtual host that matches the call (A28), its cluster (weighted_clusters chosen at
 // random by weight, A28), the request hash from its hash policies (A42 "XdsConfigSelector Changes"), its
-// timeout (A31 "Supported Fields"), its retry policy (A44), and the request side of A55's stateful session
-// filter (with A60's cluster from the cookie). It holds a reference on every cluster it can choose, and each
-// call holds one on its cluster until it is done picking (A31's two-step cluster removal).
+// timeout (A31 "Supported Fields"), its retry policy (A44), the request side of A55's stateful session filter
+// (with A60's cluster from the cookie), and the A33 fault injection filters that apply to the call. It holds a
+// reference on every cluster it can choose, and each call holds one on its cluster until it is done picking
+// (A31's two-step cluster removal).
 
 import { type CallMetadata, Code, type Status, status } from '../../core/index.js';
 import { RequestHasher } from '../../hash/index.js';
 import type {
+  XdsFilterOverrides,
   XdsHttpFilter,
   XdsRetryPolicy,
   XdsRoute,
@@ -16,6 +18,7 @@ import type {
   XdsVirtualHost,
 } from '../resources/types.js';
 import type { ClusterRefs } from './cluster-refs.js';
+import { type ActiveFaults, FaultInjector, faultConfigFor, processActiveFaults } from './fault-injection.js';
 import { matchesRoute } from './route-matcher.js';
 import {
   cookiePathMatches,
@@ -46,6 +49,8 @@ export type RouteSelection =
       release(): void;
       /** A55: the call's stateful session, when a stateful_session filter applies to it. */
       readonly session: StatefulSessionCall | undefined;
+      /** A33: the fault filters that may inject a fault into the call, in filter order (usually none). */
+      readonly faults: readonly FaultInjector[];
     }
   | { readonly ok: false; readonly status: Status };
 
@@ -56,8 +61,10 @@ export interface ConfigSelectorOptions {
   readonly random: () => number;
   /** A31: the listener's HttpConnectionManager max_stream_duration, for routes that set none. */
   readonly defaultMaxStreamDurationMs?: number | undefined;
-  /** The listener's HTTP filters (A39), for the A55 stateful_session filter and its overrides. */
+  /** The listener's HTTP filters (A39), for the A55 stateful_session and A33 fault filters and their overrides. */
   readonly httpFilters?: readonly XdsHttpFilter[];
+  /** A33: the active faults max_active_faults limits; the process's counter unless a test gives its own. */
+  readonly activeFaults?: ActiveFaults;
 }
 
 /** A route prepared once per selector: compiled hash policies, cumulative weights, its timeout. */
@@ -75,6 +82,8 @@ interface PreparedRoute {
   readonly failure: Status | null;
   /** A55: the session cookie of each of `clusters` (weighted clusters may override it), if any. */
   readonly sessionCookies: readonly (XdsSessionCookie | undefined)[];
+  /** A33: the fault filters of each of `clusters` that inject anything (weighted clusters may override them). */
+  readonly faults: readonly (readonly FaultInjector[])[];
 }
 
 /**
@@ -121,6 +130,7 @@ function prepare(
         `matched a non-forwarding route (routes[${index}], action ${action.action})`,
       ),
       sessionCookies: [],
+      faults: [],
     };
   }
   const hasher = new RequestHasher(action.hashPolicies, `routes[${index}].route.hash_policy`);
@@ -138,6 +148,7 @@ function prepare(
       retryPolicy,
       failure: null,
       sessionCookies: [sessionCookieFor(filters, [route.filterOverrides, virtualHost.filterOverrides])],
+      faults: [faultInjectors(filters, [route.filterOverrides, virtualHost.filterOverrides], options)],
     };
   }
   const cumulative: number[] = [];
@@ -159,7 +170,34 @@ function prepare(
     sessionCookies: action.clusters.map((c) =>
       sessionCookieFor(filters, [c.filterOverrides, route.filterOverrides, virtualHost.filterOverrides]),
     ),
+    faults: action.clusters.map((c) =>
+      faultInjectors(
+        filters,
+        [c.filterOverrides, route.filterOverrides, virtualHost.filterOverrides],
+        options,
+      ),
+    ),
   };
+}
+
+const NO_FAULTS: readonly FaultInjector[] = Object.freeze([]);
+
+/** A33: the fault filters that inject anything on a route and cluster, with their A39 overrides applied. */
+function faultInjectors(
+  filters: readonly XdsHttpFilter[],
+  scopes: readonly XdsFilterOverrides[],
+  options: ConfigSelectorOptions,
+): readonly FaultInjector[] {
+  let injectors: FaultInjector[] | undefined;
+  for (const filter of filters) {
+    const config = faultConfigFor(filter, scopes);
+    if (config === undefined) continue;
+    injectors ??= [];
+    injectors.push(
+      new FaultInjector(filter.name, config, options.random, options.activeFaults ?? processActiveFaults),
+    );
+  }
+  return injectors ?? NO_FAULTS;
 }
 
 const NO_ROUTE = status(Code.UNAVAILABLE, 'no route of the virtual host matched the call');
@@ -193,6 +231,7 @@ export class XdsConfigSelector {
       if (!matchesRoute(prepared.route.match, path, metadata, random)) continue;
       if (prepared.failure !== null) return { ok: false, status: prepared.failure };
       const chosen = this.chooseCluster(prepared);
+      let index = chosen;
       let cluster = prepared.clusters[chosen]!;
       let clusterChild = prepared.clusterChildren[chosen]!;
       let session: StatefulSessionCall | undefined;
@@ -201,13 +240,14 @@ export class XdsConfigSelector {
         const value = findCookie(metadata, cookie.name);
         const received = value === undefined ? undefined : decodeSessionCookie(value);
         // A60: the cookie's cluster wins when this route can send calls there.
-        if (
-          received !== undefined &&
-          received.cluster !== '' &&
-          prepared.clusters.includes(received.cluster)
-        ) {
-          cluster = received.cluster;
-          clusterChild = clusterChildName(cluster);
+        const cookieIndex =
+          received === undefined || received.cluster === ''
+            ? -1
+            : prepared.clusters.indexOf(received.cluster);
+        if (cookieIndex >= 0) {
+          index = cookieIndex;
+          cluster = prepared.clusters[index]!;
+          clusterChild = prepared.clusterChildren[index]!;
         }
         session = new StatefulSessionCall(cookie, received, cluster);
       }
@@ -228,6 +268,7 @@ export class XdsConfigSelector {
           refs.unref(cluster);
         },
         session,
+        faults: prepared.faults[index]!,
       };
     }
     return { ok: false, status: NO_ROUTE };
