@@ -166,17 +166,29 @@ function grpcRetryPolicy(p: XdsRetryPolicy): NonNullable<MethodConfig['retryPoli
   });
 }
 
-/** Node's timers take at most 2^31 - 1 ms (about 24.8 days); a longer fault delay waits that long. */
+/** Node's timers take at most 2^31 - 1 ms (about 24.8 days); a longer delay is waited out in such steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The clock fault delays run on. Unlike lbtree's policy timers these are not unref'd: a delayed call holds the
- * process as the call itself would (grpc-js's deadline timers are not unref'd either).
+ * process as the call itself would (grpc-js's deadline timers are not unref'd either). Node may run a timer up
+ * to a few milliseconds early (its loop time lags), so a timer that fires early waits out the rest: a call
+ * delayed by N ms starts no sooner than N ms after the delay began.
  */
 const CALL_CLOCK: Clock = {
   now: () => performance.now(),
   setTimer(delayMs, fn) {
-    const handle = setTimeout(fn, Math.min(Math.max(0, delayMs), MAX_TIMER_MS));
+    const due = performance.now() + Math.max(0, delayMs);
+    let handle: NodeJS.Timeout;
+    const arm = (ms: number) => {
+      handle = setTimeout(fire, Math.min(Math.ceil(ms), MAX_TIMER_MS));
+    };
+    const fire = () => {
+      const left = due - performance.now();
+      if (left > 0) arm(left);
+      else fn();
+    };
+    arm(Math.max(0, delayMs));
     return () => clearTimeout(handle);
   },
 };
