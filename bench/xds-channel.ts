@@ -40,6 +40,7 @@
  * resolver's push, as it has no control plane). A second row per figure gives each xDS channel's cost above
  * that floor and their ratio, beside the whole-channel row.
  * Knobs: BENCH_XDS_SIZES, BENCH_XDS_REPEATS, BENCH_XDS_RPCS, BENCH_XDS_QPS_ROUNDS, BENCH_XDS_CAP_MS;
+ * BENCH_XDS_FAULT_FILTER=1 (the listener carries istiod's empty A33 HTTPFault filter before the router);
  * BENCH_XDS_SIDES=lbtree (some of lbtree, grpc-js-xds, grpc-js-floor: raw figures), BENCH_XDS_PROFILE_DIR (a CPU
  * profile of each QPS round and push window), BENCH_XDS_HEAP_SNAPSHOT_DIR (heap snapshots where the heap is
  * measured, before and after: diff them), BENCH_XDS_NODE_FLAGS.
@@ -52,7 +53,10 @@ import { type Backend, startBackends } from '../src/cli/loopback-backends.js';
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE_URL,
   ControlPlane,
+  faultFilter,
+  LISTENER_TYPE_URL,
   type LocalitySpec,
+  type ResourceJson,
   xdsService,
 } from '../src/control-plane/index.js';
 import { median, printRow, printTableHeader } from './report.js';
@@ -80,8 +84,22 @@ const SETTLE_MS = 300;
 const CAP_MS = Number(process.env.BENCH_XDS_CAP_MS ?? 45_000);
 const CLUSTER = 'bench-cluster';
 
+/** BENCH_XDS_FAULT_FILTER=1: istiod's listener shape, an `HTTPFault{}` (no fault active) before the router. */
+const FAULT_FILTER = process.env.BENCH_XDS_FAULT_FILTER === '1';
+
+function withFaultFilter(resource: ResourceJson): ResourceJson {
+  if (resource['@type'] !== LISTENER_TYPE_URL) return resource;
+  const hcm = (resource.apiListener as { apiListener: { httpFilters: unknown[] } }).apiListener;
+  hcm.httpFilters.unshift(faultFilter());
+  return resource;
+}
+
 function service(localities: LocalitySpec[]) {
-  return xdsService({ name: 'bench', clusters: [{ name: CLUSTER, lbPolicy: 'ROUND_ROBIN', localities }] });
+  const resources = xdsService({
+    name: 'bench',
+    clusters: [{ name: CLUSTER, lbPolicy: 'ROUND_ROBIN', localities }],
+  });
+  return FAULT_FILTER ? resources.map(withFaultFilter) : resources;
 }
 
 function baseline(backends: readonly Backend[]) {
