@@ -12,7 +12,7 @@ import { httpFault } from '../../src/control-plane/builders.js';
 import { processActiveFaults } from '../../src/xds/resolver/fault-injection.js';
 import { runWithGrpcEnv } from '../support/grpc-env-child.js';
 import { ISTIO_FAULT_FILTER, istiodService } from '../support/istiod-grpcgen.js';
-import { cp, grpc, LbtreeXdsHarness, whoami } from '../support/lbtree-xds-harness.js';
+import { cp, grpc, LbtreeXdsHarness, until, whoami } from '../support/lbtree-xds-harness.js';
 
 const HOST = 'echo.default.svc.cluster.local';
 const PORT = 8080;
@@ -197,5 +197,35 @@ describe('A33 fault injection on an istiod-shaped xds: channel (lbtree control p
     // the servers saw that one call only.
     assert.equal((await call(client)).code, grpc.status.OK);
     assert.equal(served(), before + 1);
+  });
+
+  test('"Maximum active faults": max_active_faults 1 delays one of 10 concurrent calls by 4 s, the others go at once', async () => {
+    await h.publishAcked(
+      SERVICE,
+      withFault({ delay: { fixedMs: 4000, percentage: { numerator: 100 } }, maxActiveFaults: 1 }),
+      cp.ROUTE_CONFIGURATION_TYPE_URL,
+    );
+    await untilCall('the first delayed call', client, (o) => o.code === grpc.status.OK && o.ms >= 4000);
+    let answered = 0;
+    const calls = Array.from({ length: 10 }, () =>
+      call(client).then((o) => {
+        answered++;
+        return o;
+      }),
+    );
+    await until(
+      '9 of the 10 calls answered',
+      () => answered === 9,
+      3800,
+      () => `${answered} answered`,
+    );
+    assert.equal(processActiveFaults.active, 1, 'the one delayed call is the one active fault');
+    const outcomes = await Promise.all(calls);
+    assert.deepEqual(
+      outcomes.map((o) => o.code),
+      Array(10).fill(grpc.status.OK),
+    );
+    assert.equal(outcomes.filter((o) => o.ms >= 4000).length, 1);
+    assert.equal(processActiveFaults.active, 0);
   });
 });
