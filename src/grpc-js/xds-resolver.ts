@@ -109,8 +109,8 @@ interface CurrentRouter {
  * client's NOT_FOUND / INVALID_ARGUMENT). Each pick routes it with the channel's current router: while that
  * one still fails, the pick fails as a transient failure, so a wait-for-ready call waits (for the resource or
  * its deadline) as it does for any resolver error; once a router works, the call takes its route, hash and
- * session. What a route adds through the call config (its timeout, A44 retry policy, response filters) is
- * fixed before the first pick, so such a call goes without them.
+ * session. What a route adds through the call config (its timeout, A44 retry policy, A33 fault injection,
+ * response filters) is fixed before the first pick, so such a call goes without them.
  */
 class PendingRoute implements DeferredRoute {
   constructor(
