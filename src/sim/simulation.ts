@@ -84,6 +84,7 @@ export class Simulation {
   private root: LoadBalancer | null = null;
   private rootConfig: ParsedLbConfig | null = null;
   private readonly fakes = new Map<string, FakeSubchannel>();
+  private readonly createdWith = new Map<string, Attributes>();
   private readonly scripts = new Map<string, ConnectionScript>();
   private readonly orcaServers = new Map<string, FakeOrcaServer>();
   private readonly random: () => number;
@@ -121,8 +122,9 @@ export class Simulation {
       },
     };
     this.helper = {
-      createSubchannel: (address: Address, _attributes: Attributes) => {
+      createSubchannel: (address: Address, attributes: Attributes) => {
         const key = new FakeSubchannel(address, host).key;
+        this.createdWith.set(key, attributes);
         let fake = this.fakes.get(key);
         if (!fake || fake.released) {
           fake = new FakeSubchannel(address, host);
@@ -204,6 +206,11 @@ export class Simulation {
   updateError(status: Status, attributes: ChannelArgs = NO_CHANNEL_ARGS): boolean {
     if (!this.root) throw new Error('call sim.createRoot(config) before delivering updates');
     return this.deliver({ endpoints: err(status), config: this.rootConfig!.config, attributes });
+  }
+
+  /** The attributes the policy last created a subchannel for an address with (undefined if it never did). */
+  subchannelAttributes(addressKey: string): Attributes | undefined {
+    return this.createdWith.get(addressKey);
   }
 
   /** The fake subchannel for an address; throws if the policy never created one. */

@@ -1,8 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Code, type CompletePick, OK_STATUS, type PickResult } from '../../src/core/index.js';
+import {
+  type Attributes,
+  type ChannelArgs,
+  Code,
+  type CompletePick,
+  OK_STATUS,
+  type PickResult,
+} from '../../src/core/index.js';
 import type { Simulation } from '../../src/sim/index.js';
 import { acquireClusterCallStats, releaseClusterCallStats } from '../../src/xds/index.js';
+import type { XdsUpstreamTls } from '../../src/xds/resources/tls-context.js';
+import {
+  ClusterTransportSecurity,
+  XDS_TRANSPORT_SECURITY,
+  XDS_TRANSPORT_SECURITY_ARG,
+} from '../../src/xds/transport-security.js';
 import {
   edsEntry,
   endpointResource,
@@ -31,7 +44,7 @@ function started(sim: Simulation, n: number): CompletePick[] {
   return calls;
 }
 
-function connected(clusterName: string, attributes: ReturnType<typeof withXdsConfig>, seed = 1): Simulation {
+function connected(clusterName: string, attributes: ChannelArgs, seed = 1): Simulation {
   const sim = xdsSimulation({ seed });
   for (const b of BACKENDS) sim.script(b, { connectAfterMs: 1 });
   assert.ok(sim.update(BACKENDS, implConfig(clusterName), attributes));
@@ -153,5 +166,36 @@ describe('xds_cluster_impl_experimental (A37 "xds_cluster_impl_experimental LB P
       false,
     );
     assert.equal(sim.lastConfigError?.path, '$[0].xds_cluster_impl_experimental.childPolicy');
+  });
+});
+
+describe('xds_cluster_impl and the cluster transport security (A29)', () => {
+  const tlsConfig: XdsUpstreamTls = {
+    caCertificates: { kind: 'provider', provider: { instanceName: 'default', certificateName: 'ROOTCA' } },
+    identityCertificate: { instanceName: 'default', certificateName: 'default' },
+    matchSubjectAltNames: [],
+  };
+
+  function createdWith(upstreamTls: XdsUpstreamTls | undefined): Attributes | undefined {
+    const cluster = xdsCluster('c-tls');
+    const eds = endpointResource('c-tls', [[locality('a', 1, BACKENDS)]]);
+    const attributes = {
+      ...withXdsConfig(xdsConfig({ 'c-tls': edsEntry(cluster, eds) })),
+      [XDS_TRANSPORT_SECURITY_ARG]: new ClusterTransportSecurity('c-tls', upstreamTls),
+    };
+    const sim = connected('c-tls', attributes);
+    return sim.subchannelAttributes(BACKENDS[0]!);
+  }
+
+  test('A29: a cluster with an UpstreamTlsContext tags the subchannels it creates with its security object', () => {
+    const tagged = createdWith(tlsConfig)?.get(XDS_TRANSPORT_SECURITY);
+    assert.ok(tagged instanceof ClusterTransportSecurity);
+    assert.equal(tagged.upstreamTls, tlsConfig);
+  });
+
+  test('a plaintext cluster leaves its subchannels untagged (the fallback credentials connect them; no object per subchannel)', () => {
+    const attributes = createdWith(undefined);
+    assert.ok(attributes !== undefined, 'a subchannel was created');
+    assert.equal(attributes.get(XDS_TRANSPORT_SECURITY), undefined);
   });
 });

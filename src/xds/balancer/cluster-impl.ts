@@ -166,7 +166,7 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
   private last: { state: Parameters<Helper['updateState']>[0]; status: Status; picker: Picker } | null = null;
   /** While an update runs, child reports are only recorded; the update reports once at its end. */
   private updating = false;
-  /** A29 / A82: the cluster's transport security (from cds), put on every subchannel created below. */
+  /** A29 / A82: a TLS cluster's transport security (from cds), put on every subchannel created below. */
   private security: ClusterTransportSecurity | undefined = undefined;
 
   constructor(
@@ -196,7 +196,10 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
     if (this.destroyed) return false;
     const { clusterName, childPolicy } = update.config;
     const limits = limitsOf(update);
-    this.security = transportSecurityOf(update.attributes);
+    // Only a cluster with an UpstreamTlsContext tags its subchannels: a plaintext cluster's connections use the
+    // fallback credentials anyway, and untagged subchannels cost no Attributes or options object each.
+    const security = transportSecurityOf(update.attributes);
+    this.security = security?.upstreamTls === undefined ? undefined : security;
     if (
       this.stats === null ||
       this.stats.cluster !== clusterName ||
