@@ -5,15 +5,12 @@
 import { enumName } from '../../protos/decode.js';
 import {
   type Cluster,
-  Cluster_DiscoveryType,
-  Cluster_DiscoveryTypeSchema,
   Cluster_LbPolicy,
   Cluster_LbPolicySchema,
   Cluster_RingHashLbConfig_HashFunction,
   Cluster_RingHashLbConfig_HashFunctionSchema,
   ClusterSchema,
 } from '../../protos/gen/envoy/config/cluster/v3/cluster_pb.js';
-import type { ConfigSource } from '../../protos/gen/envoy/config/core/v3/config_source_pb.js';
 import { decodeOrNack } from './decode-or-nack.js';
 import { XdsResourceError } from './errors.js';
 import {
