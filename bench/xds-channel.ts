@@ -41,6 +41,7 @@
  * that floor and their ratio, beside the whole-channel row.
  * Knobs: BENCH_XDS_SIZES, BENCH_XDS_REPEATS, BENCH_XDS_RPCS, BENCH_XDS_QPS_ROUNDS, BENCH_XDS_CAP_MS;
  * BENCH_XDS_FAULT_FILTER=1 (the listener carries istiod's empty A33 HTTPFault filter before the router);
+ * BENCH_XDS_RETRY_POLICY=1 (the virtual host carries an A44 retry policy);
  * BENCH_XDS_SIDES=lbtree (some of lbtree, grpc-js-xds, grpc-js-floor: raw figures), BENCH_XDS_PROFILE_DIR (a CPU
  * profile of each QPS round and push window), BENCH_XDS_HEAP_SNAPSHOT_DIR (heap snapshots where the heap is
  * measured, before and after: diff them), BENCH_XDS_NODE_FLAGS.
@@ -57,6 +58,7 @@ import {
   LISTENER_TYPE_URL,
   type LocalitySpec,
   type ResourceJson,
+  ROUTE_CONFIGURATION_TYPE_URL,
   xdsService,
 } from '../src/control-plane/index.js';
 import { median, printRow, printTableHeader } from './report.js';
@@ -86,6 +88,16 @@ const CLUSTER = 'bench-cluster';
 
 /** BENCH_XDS_FAULT_FILTER=1: istiod's listener shape, an `HTTPFault{}` (no fault active) before the router. */
 const FAULT_FILTER = process.env.BENCH_XDS_FAULT_FILTER === '1';
+/** BENCH_XDS_RETRY_POLICY=1: an A44 retry policy on the virtual host (retry_on unavailable; no call fails, so none retries). */
+const RETRY_POLICY = process.env.BENCH_XDS_RETRY_POLICY === '1';
+
+function withRetryPolicy(resource: ResourceJson): ResourceJson {
+  if (resource['@type'] !== ROUTE_CONFIGURATION_TYPE_URL) return resource;
+  for (const host of resource.virtualHosts as Record<string, unknown>[]) {
+    host.retryPolicy = { retryOn: 'unavailable', numRetries: 2 };
+  }
+  return resource;
+}
 
 function withFaultFilter(resource: ResourceJson): ResourceJson {
   if (resource['@type'] !== LISTENER_TYPE_URL) return resource;
@@ -99,7 +111,8 @@ function service(localities: LocalitySpec[]) {
     name: 'bench',
     clusters: [{ name: CLUSTER, lbPolicy: 'ROUND_ROBIN', localities }],
   });
-  return FAULT_FILTER ? resources.map(withFaultFilter) : resources;
+  const faulted = FAULT_FILTER ? resources.map(withFaultFilter) : resources;
+  return RETRY_POLICY ? faulted.map(withRetryPolicy) : faulted;
 }
 
 function baseline(backends: readonly Backend[]) {
