@@ -3,6 +3,7 @@
 // channel is UNAVAILABLE with the reason (the resource's name and what happened). The real XdsClient, its
 // resource types and an in-memory ADS stream in virtual time, with `fail_on_data_errors`, one case per resource
 // type and kind of error.
+
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
@@ -13,69 +14,29 @@ import {
   LISTENER_TYPE_URL,
   listener,
   type ResourceJson,
-  ResourceSet,
   ROUTE_CONFIGURATION_TYPE_URL,
   routeConfiguration,
 } from '../../src/control-plane/index.js';
 import { Code, type Status, type StatusOr } from '../../src/core/index.js';
-import { VirtualClock } from '../../src/sim/virtual-clock.js';
-import { parseBootstrap } from '../../src/xds/client/bootstrap.js';
-import { XdsClient } from '../../src/xds/client/xds-client.js';
 import { XdsDependencyManager } from '../../src/xds/resolver/dependency-manager.js';
-import {
-  clusterResourceType,
-  endpointResourceType,
-  listenerResourceType,
-  routeConfigurationResourceType,
-} from '../../src/xds/resources/index.js';
 import type { XdsConfig } from '../../src/xds/xds-config.js';
-import { FakeAdsServer } from './client/fake-ads.js';
+import { REAL_RESOURCE_TYPES, realClientOverFakeAds } from './client/real-client-over-fake-ads.js';
 
 function setup() {
-  const clock = new VirtualClock();
-  const ads = new FakeAdsServer();
-  const client = new XdsClient({
-    bootstrap: parseBootstrap({
-      xds_servers: [
-        {
-          server_uri: 'cp.example:443',
-          channel_creds: [{ type: 'insecure' }],
-          server_features: ['xds_v3', 'fail_on_data_errors'],
-        },
-      ],
-      node: { id: 'node-1', cluster: 'c' },
-    }),
-    transport: ads.factory,
-    clock,
+  const { clock, client, connect, respond } = realClientOverFakeAds({
+    serverFeatures: ['xds_v3', 'fail_on_data_errors'],
     dataErrorHandling: true,
   });
   const updates: StatusOr<XdsConfig>[] = [];
   new XdsDependencyManager({
     watcher: client,
-    types: {
-      listener: listenerResourceType,
-      routeConfiguration: routeConfigurationResourceType,
-      cluster: clusterResourceType,
-      endpoint: endpointResourceType,
-    },
+    types: REAL_RESOURCE_TYPES,
     listenerName: 'svc',
     authority: 'svc',
     dns: { resolve: async () => [] },
     onUpdate: (u) => updates.push(u),
   });
-  clock.runDue();
-  ads.stream.connect();
-  clock.runDue();
-  let version = 0;
-  const respond = (typeUrl: string, resources: ResourceJson[]) => {
-    const set = ResourceSet.build(String(++version), resources);
-    ads.stream.respond(
-      typeUrl,
-      String(version),
-      [...set.ofType(typeUrl).values()].map((r) => r.any),
-    );
-    clock.runDue();
-  };
+  connect();
   const serveAll = () => {
     respond(LISTENER_TYPE_URL, [listener('svc', { rds: 'routes' })]);
     respond(ROUTE_CONFIGURATION_TYPE_URL, [routeConfiguration('routes', [{ routes: [{ cluster: 'c1' }] }])]);

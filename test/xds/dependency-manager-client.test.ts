@@ -1,6 +1,7 @@
 // The dependency manager over lbtree's real XdsClient, its real resource types and an in-memory ADS stream,
 // in virtual time: what A74 promises with the protocol underneath (A27 SotW responses, A57 does-not-exist
 // timer, A88 NACK while cached).
+
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
@@ -10,64 +11,26 @@ import {
   clusterLoadAssignment,
   LISTENER_TYPE_URL,
   listener,
-  type ResourceJson,
-  ResourceSet,
   ROUTE_CONFIGURATION_TYPE_URL,
   routeConfiguration,
 } from '../../src/control-plane/index.js';
 import { Code, type StatusOr } from '../../src/core/index.js';
-import { VirtualClock } from '../../src/sim/virtual-clock.js';
-import { parseBootstrap } from '../../src/xds/client/bootstrap.js';
-import { XdsClient } from '../../src/xds/client/xds-client.js';
 import { XdsDependencyManager } from '../../src/xds/resolver/dependency-manager.js';
-import {
-  clusterResourceType,
-  endpointResourceType,
-  listenerResourceType,
-  routeConfigurationResourceType,
-} from '../../src/xds/resources/index.js';
 import type { XdsConfig } from '../../src/xds/xds-config.js';
-import { FakeAdsServer } from './client/fake-ads.js';
+import { REAL_RESOURCE_TYPES, realClientOverFakeAds } from './client/real-client-over-fake-ads.js';
 
 function setup() {
-  const clock = new VirtualClock();
-  const ads = new FakeAdsServer();
-  const client = new XdsClient({
-    bootstrap: parseBootstrap({
-      xds_servers: [{ server_uri: 'cp.example:443', channel_creds: [{ type: 'insecure' }] }],
-      node: { id: 'node-1', cluster: 'c' },
-    }),
-    transport: ads.factory,
-    clock,
-  });
+  const { clock, ads, client, connect, respond } = realClientOverFakeAds();
   const updates: StatusOr<XdsConfig>[] = [];
   const manager = new XdsDependencyManager({
     watcher: client,
-    types: {
-      listener: listenerResourceType,
-      routeConfiguration: routeConfigurationResourceType,
-      cluster: clusterResourceType,
-      endpoint: endpointResourceType,
-    },
+    types: REAL_RESOURCE_TYPES,
     listenerName: 'svc',
     authority: 'svc',
     dns: { resolve: async () => [] },
     onUpdate: (u) => updates.push(u),
   });
-  clock.runDue();
-  ads.stream.connect();
-  clock.runDue();
-  let version = 0;
-  /** Sends the SotW response of one type carrying these resources. */
-  const respond = (typeUrl: string, resources: ResourceJson[]) => {
-    const set = ResourceSet.build(String(++version), resources);
-    ads.stream.respond(
-      typeUrl,
-      String(version),
-      [...set.ofType(typeUrl).values()].map((r) => r.any),
-    );
-    clock.runDue();
-  };
+  connect();
   return { clock, ads, client, manager, updates, respond };
 }
 

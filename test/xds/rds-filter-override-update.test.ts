@@ -3,6 +3,7 @@
 // channel's next router applies the override. (grpc-js-xds 1.14.1 ACKs such an update and never applies it.)
 // The real XdsClient, resource types, dependency manager and resolution over an in-memory ADS stream, in
 // virtual time; the override is A55's StatefulSessionPerRoute, which the router applies per call.
+
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
@@ -12,45 +13,20 @@ import {
   clusterLoadAssignment,
   LISTENER_TYPE_URL,
   listener,
-  type ResourceJson,
-  ResourceSet,
   ROUTE_CONFIGURATION_TYPE_URL,
   routeConfiguration,
   statefulSessionFilter,
   statefulSessionPerRoute,
 } from '../../src/control-plane/index.js';
-import { VirtualClock } from '../../src/sim/virtual-clock.js';
-import { parseBootstrap } from '../../src/xds/client/bootstrap.js';
-import { XdsClient } from '../../src/xds/client/xds-client.js';
 import { XdsResolution, type XdsResolutionResult } from '../../src/xds/resolver/xds-resolution.js';
-import {
-  clusterResourceType,
-  endpointResourceType,
-  listenerResourceType,
-  routeConfigurationResourceType,
-} from '../../src/xds/resources/index.js';
-import { FakeAdsServer } from './client/fake-ads.js';
+import { REAL_RESOURCE_TYPES, realClientOverFakeAds } from './client/real-client-over-fake-ads.js';
 
 function setup() {
-  const clock = new VirtualClock();
-  const ads = new FakeAdsServer();
-  const client = new XdsClient({
-    bootstrap: parseBootstrap({
-      xds_servers: [{ server_uri: 'cp.example:443', channel_creds: [{ type: 'insecure' }] }],
-      node: { id: 'node-1' },
-    }),
-    transport: ads.factory,
-    clock,
-  });
+  const { ads, client, connect, respond } = realClientOverFakeAds();
   const results: XdsResolutionResult[] = [];
   new XdsResolution({
     watcher: client,
-    types: {
-      listener: listenerResourceType,
-      routeConfiguration: routeConfigurationResourceType,
-      cluster: clusterResourceType,
-      endpoint: endpointResourceType,
-    },
+    types: REAL_RESOURCE_TYPES,
     authority: 'svc',
     listenerName: 'svc',
     dns: { resolve: async () => [] },
@@ -62,19 +38,7 @@ function setup() {
       return true;
     },
   });
-  clock.runDue();
-  ads.stream.connect();
-  clock.runDue();
-  let version = 0;
-  const respond = (typeUrl: string, resources: ResourceJson[]) => {
-    const set = ResourceSet.build(String(++version), resources);
-    ads.stream.respond(
-      typeUrl,
-      String(version),
-      [...set.ofType(typeUrl).values()].map((r) => r.any),
-    );
-    clock.runDue();
-  };
+  connect();
   /** The session cookie the newest router gives a call (undefined: no session). */
   const cookie = () => {
     const selection = results.at(-1)!.router.select('/pkg.Svc/Method', { get: () => [] } as never);
