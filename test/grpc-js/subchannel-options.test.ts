@@ -2,23 +2,13 @@
 // per-resolution internals. grpc-js's subchannel pool shares a subchannel only between equal options, and
 // GRPC_TRACE=subchannel prints them as JSON, so a config selector there (new with every xds: resolution)
 // meant a second connection to an address already connected, and, with tracing on, no subchannel at all.
+
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type ChannelOptions, connectivityState, experimental } from '@grpc/grpc-js';
+import { type ChannelOptions, experimental } from '@grpc/grpc-js';
 import { subchannelOptions } from '../../src/grpc-js/helper-adapter.js';
 import { register } from '../../src/grpc-js/index.js';
-
-/** A grpc-js subchannel that stays IDLE and does nothing. */
-function idleSubchannel(): experimental.SubchannelInterface {
-  return new Proxy({} as experimental.SubchannelInterface, {
-    get: (_target, name) =>
-      name === 'getConnectivityState'
-        ? () => connectivityState.IDLE
-        : name === 'isHealthy'
-          ? () => true
-          : () => undefined,
-  });
-}
+import { idleGrpcSubchannel } from '../support/idle-grpc-subchannel.js';
 
 test('subchannels get the channel options of the update without grpc.internal.* keys and symbols', () => {
   register();
@@ -26,7 +16,7 @@ test('subchannels get the channel options of the update without grpc.internal.* 
   const helper: experimental.ChannelControlHelper = {
     createSubchannel: (_address, options) => {
       created.push(options);
-      return idleSubchannel();
+      return idleGrpcSubchannel();
     },
     updateState: () => {},
     requestReresolution: () => {},

@@ -2,9 +2,10 @@
 // registry (one per cluster and TLS config, shared by the client's channels), xds_cluster_impl puts it on the subchannels it
 // creates, and the helper adapter hands it to grpc-js in the subchannel's options, where XdsChannelCredentials
 // reads it. Subchannels of one cluster to one address are shared; another cluster's are not.
+
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type ChannelOptions, connectivityState, type experimental } from '@grpc/grpc-js';
+import type { ChannelOptions } from '@grpc/grpc-js';
 import { RE2JS } from 're2js';
 import { Attributes, parseAddress } from '../../src/core/index.js';
 import { GrpcHelperAdapter } from '../../src/grpc-js/helper-adapter.js';
@@ -15,17 +16,7 @@ import {
   ClusterTransportSecurityRegistry,
   XDS_TRANSPORT_SECURITY,
 } from '../../src/xds/transport-security.js';
-
-function idleSubchannel(): experimental.SubchannelInterface {
-  return new Proxy({} as experimental.SubchannelInterface, {
-    get: (_target, name) =>
-      name === 'getConnectivityState'
-        ? () => connectivityState.IDLE
-        : name === 'isHealthy'
-          ? () => true
-          : () => undefined,
-  });
-}
+import { idleGrpcSubchannel } from '../support/idle-grpc-subchannel.js';
 
 test('A29: the cluster object travels in the subchannel options; one grpc-js subchannel per cluster and address', () => {
   const created: ChannelOptions[] = [];
@@ -33,7 +24,7 @@ test('A29: the cluster object travels in the subchannel options; one grpc-js sub
     {
       createSubchannel: (_address, options) => {
         created.push(options);
-        return idleSubchannel();
+        return idleGrpcSubchannel();
       },
       updateState: () => {},
       requestReresolution: () => {},

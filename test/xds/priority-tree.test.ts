@@ -7,6 +7,7 @@ import {
   clusterToTreeFromJson,
   encodeCluster,
   encodeClusterLoadAssignment,
+  XDS_HEALTH_STATUS,
   XdsClusterTreeGenerator,
   XdsResourceError,
 } from '../../src/xds/index.js';
@@ -268,5 +269,38 @@ describe('A56 + A27 in the simulator: a locality moving up a priority keeps its 
     assert.equal(sim.subchannelsCreated, created, 'the child kept its subchannel; none was created');
     const again = sim.pick();
     assert.equal(again.type === 'complete' && again.address, '10.0.0.2:80');
+  });
+});
+
+describe('the plain endpoint form of a cluster tree (A55 DRAINING endpoints)', () => {
+  test('a DRAINING endpoint stays in the Endpoint form (xds_override_host keeps it for sessions) and is left out of the plain form', () => {
+    const cluster = encodeCluster(edsCluster());
+    const cla = {
+      clusterName: 'cluster-a',
+      endpoints: [
+        {
+          locality: { region: 'r', zone: 'a' },
+          loadBalancingWeight: 1,
+          lbEndpoints: [
+            { endpoint: { address: { socketAddress: { address: '10.0.0.1', portValue: 80 } } } },
+            {
+              endpoint: { address: { socketAddress: { address: '10.0.0.2', portValue: 80 } } },
+              healthStatus: 'DRAINING',
+            },
+          ],
+        },
+      ],
+    };
+    const bytes = encodeClusterLoadAssignment(cla);
+    const full = new XdsClusterTreeGenerator().updateEndpoints(cluster, bytes);
+    assert.deepEqual(
+      full.endpoints.map((e) => e.attributes.get(XDS_HEALTH_STATUS)),
+      ['UNKNOWN', 'DRAINING'],
+    );
+    const plain = clusterToTree(cluster, bytes);
+    assert.deepEqual(
+      plain.endpoints.map((e) => e.addresses),
+      [['10.0.0.1:80']],
+    );
   });
 });
