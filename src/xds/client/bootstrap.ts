@@ -1,17 +1,31 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, ConfigReader, childPath, expectArray, expectObject } from '../../core/index.js';
+import {
+  ConfigError,
+  ConfigReader,
+  childPath,
+  envFlag,
+  expectArray,
+  expectObject,
+} from '../../core/index.js';
 import {
   type CertificateProviderInstance,
   type FileWatcherConfig,
   parseCertificateProviders,
   parseFileWatcherConfig,
 } from './certificate-providers.js';
+import { percentEncodeAuthority } from './xdstp-name.js';
 
 // gRFC A27 "XdsClient and Bootstrap File"; server features from A53 / A88; TLS creds as gRFC A65 describes;
-// certificate providers as gRFC A29 describes.
+// certificate providers as gRFC A29 describes; authorities and listener name templates as gRFC A47 describes,
+// each authority's servers in priority order (A71) with A95's `fallback_on_reachability_only`.
 
 export const XDS_BOOTSTRAP_FILE_ENV = 'GRPC_XDS_BOOTSTRAP';
 export const XDS_BOOTSTRAP_CONFIG_ENV = 'GRPC_XDS_BOOTSTRAP_CONFIG';
+/**
+ * A47: `false` ignores `authorities` and the listener name template's xdstp: meaning, and reads every resource
+ * name as old-style. On by default, as in grpc-go and @grpc/grpc-js-xds today.
+ */
+export const XDS_FEDERATION_ENV = 'GRPC_EXPERIMENTAL_XDS_FEDERATION';
 
 /** Channel credentials for the xDS server: the first entry of `channel_creds` whose type we support. */
 export type XdsChannelCredentials =
@@ -49,12 +63,25 @@ export interface XdsNodeConfig {
   readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
+/** One entry of the bootstrap's `authorities` (A47). */
+export interface XdsAuthorityConfig {
+  readonly name: string;
+  /** In priority order (A71): the entry's own `xds_servers`, or the top-level ones when it lists none. */
+  readonly xdsServers: readonly XdsServerConfig[];
+  /** The LDS name of an `xds://<name>/…` target (default `xdstp://<name>/envoy.config.listener.v3.Listener/%s`). */
+  readonly clientListenerResourceNameTemplate: string;
+  /** A95: fall back whenever the server in use is unreachable, even with every watched resource cached. */
+  readonly fallbackOnReachabilityOnly: boolean;
+}
+
 export interface XdsBootstrap {
-  /** Every configured server; the client talks to the first (A71 fallback to the others is not implemented). */
+  /** The servers of old-style names (and of authorities that list none), in priority order (A71). */
   readonly xdsServers: readonly XdsServerConfig[];
   readonly node: XdsNodeConfig;
   /** The LDS name of a target is this with "%s" replaced by the target's name (A47; default "%s"). */
   readonly clientDefaultListenerResourceNameTemplate: string;
+  /** A47 `authorities`, by name (empty when federation is off). */
+  readonly authorities: ReadonlyMap<string, XdsAuthorityConfig>;
   /** A29 `certificate_providers`: the instances a Cluster's UpstreamTlsContext may name. */
   readonly certificateProviders: ReadonlyMap<string, CertificateProviderInstance>;
 }
@@ -81,8 +108,20 @@ export interface XdsBootstrapJson {
     /** A google.protobuf.Struct in proto3 JSON. */
     readonly metadata?: Readonly<Record<string, unknown>>;
   };
-  /** A47's template (default "%s"); an xdstp: template is rejected, as federation is not implemented. */
+  /** A47's template (default "%s"); an xdstp: one names its authority, which `authorities` must list. */
   readonly client_default_listener_resource_name_template?: string;
+  /** A47: authority name → its servers (default: the top-level ones) and its listener name template. */
+  readonly authorities?: Readonly<
+    Record<
+      string,
+      {
+        readonly xds_servers?: XdsBootstrapJson['xds_servers'];
+        readonly client_listener_resource_name_template?: string;
+        /** A95. */
+        readonly fallback_on_reachability_only?: boolean;
+      }
+    >
+  >;
   /** A29: instance name → a plugin (only "file_watcher") and its config. */
   readonly certificate_providers?: Readonly<
     Record<string, { readonly plugin_name: string; readonly config?: FileWatcherConfigJson }>
@@ -104,21 +143,39 @@ const SUPPORTED_CREDENTIALS = ['insecure', 'tls'];
  * Validates a bootstrap object (the parsed JSON, shaped as XdsBootstrapJson). Unknown fields are ignored, as A27 asks; every problem
  * throws a ConfigError naming its JSON path.
  */
-export function parseBootstrap(json: unknown): XdsBootstrap {
+export function parseBootstrap(json: unknown, federation = envFlag(XDS_FEDERATION_ENV, true)): XdsBootstrap {
   const root = new ConfigReader(json, '$');
   const servers = root.required('xds_servers');
   const serverList = expectArray(servers.value, servers.path);
   if (serverList.length === 0) throw new ConfigError(servers.path, 'must list at least one xDS server');
+  const xdsServers = serverList.map((s, i) => parseServer(s, childPath(servers.path, i)));
   const clientDefaultListenerResourceNameTemplate = listenerNameTemplate(root);
+  const authorities = federation ? parseAuthorities(root, xdsServers) : new Map<string, XdsAuthorityConfig>();
   const nodeField = root.field('node');
   const providers = root.field('certificate_providers');
   return {
     clientDefaultListenerResourceNameTemplate,
     certificateProviders: providers ? parseCertificateProviders(providers.value, providers.path) : new Map(),
-    xdsServers: serverList.map((s, i) => parseServer(s, childPath(servers.path, i))),
+    xdsServers,
     node: nodeField ? parseNode(nodeField.value, nodeField.path) : { id: '', cluster: '' },
+    authorities,
   };
 }
+
+/**
+ * A47 "Server Channel Map": servers with the same URI, channel credentials and known server features are one
+ * server (one ADS stream), whichever authorities list them.
+ */
+export function xdsServerKey(server: XdsServerConfig): string {
+  const known = server.serverFeatures.filter((f) => KNOWN_SERVER_FEATURES.has(f)).sort();
+  return JSON.stringify([server.serverUri, server.channelCredentials, [...new Set(known)]]);
+}
+
+const KNOWN_SERVER_FEATURES = new Set([
+  'ignore_resource_deletion',
+  'fail_on_data_errors',
+  'resource_timer_is_transient_error',
+]);
 
 /**
  * The bootstrap from, in this order: the object given, the file named by GRPC_XDS_BOOTSTRAP, or the JSON in
@@ -230,25 +287,49 @@ function parseNode(value: unknown, path: string): XdsNodeConfig {
   };
 }
 
-/**
- * The listener name template. A47 federation (xdstp: names, per-authority servers) is not implemented: a
- * bootstrap that asks for it is rejected rather than half-honoured.
- */
+/** A47: the template of targets without an authority; "%s" may be absent (every target then names one listener). */
 function listenerNameTemplate(root: ConfigReader): string {
-  const authorities = root.field('authorities');
-  if (authorities && Object.keys(expectObject(authorities.value, authorities.path)).length > 0) {
-    throw new ConfigError(
-      authorities.path,
-      'xDS federation (gRFC A47) is not supported; remove "authorities"',
-    );
-  }
   const template = root.field('client_default_listener_resource_name_template');
-  if (template) {
-    if (typeof template.value !== 'string') throw new ConfigError(template.path, 'expected a string');
-    if (template.value.startsWith('xdstp:')) {
-      throw new ConfigError(template.path, 'xdstp: resource names (gRFC A47 federation) are not supported');
+  if (!template) return '%s';
+  if (typeof template.value !== 'string') throw new ConfigError(template.path, 'expected a string');
+  return template.value;
+}
+
+/** A47 `authorities`; an entry without servers (absent or empty) uses the top-level ones. */
+function parseAuthorities(
+  root: ConfigReader,
+  topLevel: readonly XdsServerConfig[],
+): Map<string, XdsAuthorityConfig> {
+  const authorities = new Map<string, XdsAuthorityConfig>();
+  const field = root.field('authorities');
+  if (!field) return authorities;
+  for (const [name, value] of Object.entries(expectObject(field.value, field.path))) {
+    const path = childPath(field.path, name);
+    const entry = new ConfigReader(value, path);
+    const servers = entry.field('xds_servers');
+    const own = servers
+      ? expectArray(servers.value, servers.path).map((s, i) => parseServer(s, childPath(servers.path, i)))
+      : [];
+    const template = entry.field('client_listener_resource_name_template');
+    let clientListenerResourceNameTemplate = `xdstp://${percentEncodeAuthority(name)}/envoy.config.listener.v3.Listener/%s`;
+    if (template) {
+      if (typeof template.value !== 'string') throw new ConfigError(template.path, 'expected a string');
+      // A47: "Must start with xdstp://<authority_name>/"; anything else is a parsing error.
+      if (!template.value.startsWith(`xdstp://${name}/`)) {
+        throw new ConfigError(template.path, `must start with "xdstp://${name}/" (gRFC A47)`);
+      }
+      clientListenerResourceNameTemplate = template.value;
     }
-    return template.value;
+    const reachability = entry.field('fallback_on_reachability_only');
+    if (reachability && typeof reachability.value !== 'boolean') {
+      throw new ConfigError(reachability.path, 'expected a boolean');
+    }
+    authorities.set(name, {
+      name,
+      xdsServers: own.length > 0 ? own : topLevel,
+      clientListenerResourceNameTemplate,
+      fallbackOnReachabilityOnly: reachability?.value === true,
+    });
   }
-  return '%s';
+  return authorities;
 }

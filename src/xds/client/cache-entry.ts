@@ -39,6 +39,8 @@ export class CacheEntry<T> {
   error: XdsEntryError | undefined;
   /** The ambient error watchers were told and that no later update has cleared (A88). */
   ambient: Status | undefined;
+  /** The server the cached value came from (A71: with fallback, not always the first). */
+  source: { readonly serverUri?: string } | undefined;
   /** The does-not-exist timer, while it runs. */
   timer: CancelTimer | undefined;
 
@@ -60,6 +62,7 @@ export class CacheEntry<T> {
     this.value = undefined;
     this.bytes = undefined;
     this.ambient = undefined;
+    this.source = undefined;
   }
 
   /** A88: the same resource content as cached (type's equality, else the bytes). */

@@ -14,6 +14,13 @@ export interface XdsResourceDump {
   readonly raw?: Uint8Array;
   /** version_info and clock time (ms) of the response the value came in. */
   readonly version?: string;
+  /**
+   * The URI of the server the value came from (A71: with fallback, not always the first). CSDS's
+   * GenericXdsConfig has no field for it; the dump and its text show it.
+   */
+  readonly server?: string;
+  /** A47: the authority of an xdstp: name (absent for an old-style name). */
+  readonly authority?: string;
   readonly lastUpdated?: number;
   /** The last data error: a NACK (with the rejected version), a deletion, or the resource timer. */
   readonly error?: { readonly details: string; readonly version: string; readonly at: number };
@@ -22,7 +29,27 @@ export interface XdsResourceDump {
   readonly watchers: number;
 }
 
+/** One server's ADS stream (A47: one per distinct server, shared by the authorities using it). */
+export interface XdsServerDump {
+  readonly serverUri: string;
+  readonly stream: 'idle' | 'connecting' | 'connected' | 'backoff' | 'closed';
+  /** Why the last stream failed before any response (A57), until a response arrives. */
+  readonly connectivityError?: Status;
+  /** Per type: the last ACKed version_info and the nonce of the last response on the current stream. */
+  readonly types: readonly { readonly typeUrl: string; readonly version: string; readonly nonce: string }[];
+}
+
+/** An authority in use (A47), with its servers in priority order and the one whose resources it uses (A71). */
+export interface XdsAuthorityDump {
+  /** undefined: old-style names (the top-level servers). */
+  readonly name?: string;
+  readonly servers: readonly string[];
+  /** The URI of the server in use: the first, or the one fallen back to. */
+  readonly active: string;
+}
+
 export interface XdsClientDump {
+  /** The top-level server in use for old-style names (the first server of the bootstrap until fallback). */
   readonly serverUri: string;
   /** Clock time (ms) of the dump, to read the other times against. */
   readonly now: number;
@@ -33,6 +60,9 @@ export interface XdsClientDump {
   /** Per type: the last ACKed version_info and the nonce of the last response on the current stream. */
   readonly types: readonly { readonly typeUrl: string; readonly version: string; readonly nonce: string }[];
   readonly resources: readonly XdsResourceDump[];
+  /** Every server with a stream now (A47, A71). */
+  readonly servers: readonly XdsServerDump[];
+  readonly authorities: readonly XdsAuthorityDump[];
 }
 
 export function dumpEntry(entry: CacheEntry<unknown>): XdsResourceDump {
@@ -46,6 +76,7 @@ export function dumpEntry(entry: CacheEntry<unknown>): XdsResourceDump {
       version: entry.version,
       lastUpdated: entry.updatedAt,
     }),
+    ...(entry.hasValue && entry.source?.serverUri !== undefined && { server: entry.source.serverUri }),
     ...(entry.error && {
       error: { details: entry.error.status.details, version: entry.error.version, at: entry.error.at },
     }),
@@ -63,9 +94,24 @@ export function formatXdsClientDump(dump: XdsClientDump): string {
   for (const t of dump.types) {
     lines.push(`  ${shortTypeName(t.typeUrl)}: version "${t.version}", nonce "${t.nonce}"`);
   }
+  for (const s of dump.servers) {
+    if (s.serverUri === dump.serverUri) continue;
+    lines.push(
+      `xDS server ${s.serverUri}: stream ${s.stream}` +
+        (s.connectivityError ? ` (${formatStatus(s.connectivityError)})` : ''),
+    );
+  }
+  for (const a of dump.authorities) {
+    if (a.servers.length > 1 || a.name !== undefined) {
+      lines.push(
+        `  authority ${a.name === undefined ? '(old-style names)' : `"${a.name}"`}: using ${a.active} of [${a.servers.join(', ')}]`,
+      );
+    }
+  }
   for (const r of dump.resources) {
     let line = `  ${shortTypeName(r.typeUrl)} "${r.name}" ${r.status}`;
     if (r.version !== undefined) line += ` version "${r.version}" at ${r.lastUpdated} ms`;
+    if (r.server !== undefined && r.server !== dump.serverUri) line += ` from ${r.server}`;
     if (r.error) line += `; error at ${r.error.at} ms (version "${r.error.version}"): ${r.error.details}`;
     if (r.ambientError) line += `; ambient: ${formatStatus(r.ambientError)}`;
     lines.push(line);

@@ -10,7 +10,7 @@ import { Code, OK_STATUS, type Status, status } from '../../core/status.js';
 import { shortTypeName } from '../../protos/type-urls.js';
 import type { XdsServerConfig } from './bootstrap.js';
 import { CacheEntry, type WatchRegistration } from './cache-entry.js';
-import { decodeResources } from './decode-response.js';
+import { type DecodedResponse, decodeResources, type InvalidResource } from './decode-response.js';
 import { dumpEntry, type XdsResourceDump } from './dump.js';
 import type { XdsDecodeContext, XdsResourceType } from './resource-type.js';
 import type { CancelWatch, XdsResourceWatcher } from './watcher.js';
@@ -20,11 +20,23 @@ export const RESOURCE_DOES_NOT_EXIST_TIMEOUT_MS = 15_000;
 /** A88: with "resource_timer_is_transient_error", the timer lasts this long and reports UNAVAILABLE. */
 export const RESOURCE_TRANSIENT_TIMEOUT_MS = 30_000;
 
-/** The server features (A88, A53) that decide what a data error or the resource timer does. */
+/**
+ * The server features (A88, A53) that decide what a data error or the resource timer does; the client hands
+ * the whole XdsServerConfig, whose URI the dump shows as where a resource came from.
+ */
 export type ServerFeatures = Pick<
   XdsServerConfig,
   'failOnDataErrors' | 'ignoreResourceDeletion' | 'resourceTimerIsTransientError'
->;
+> & { readonly serverUri?: string };
+
+/** A NACK's error_detail naming every invalid resource of a response (A40), or undefined when none is. */
+export function nackDetail(typeUrl: string, invalid: readonly InvalidResource[]): string | undefined {
+  if (invalid.length === 0) return undefined;
+  const shortName = shortTypeName(typeUrl);
+  return invalid
+    .map((p) => `${shortName} ${p.name === undefined ? `resources[${p.index}]` : `"${p.name}"`}: ${p.error}`)
+    .join('; ');
+}
 
 /** How the cache's subscriptions reach a server; the owner wires them to an ADS stream. */
 export interface CacheSubscriptions {
@@ -171,15 +183,39 @@ export class ResourceCache {
   ): string | undefined {
     const typeEntries = this.types.get(typeUrl);
     if (!typeEntries) return `resource type ${typeUrl} was not subscribed to`;
+    const decoded = decodeResources(typeEntries.type, resources, this.options.decodeContext);
+    this.applyDecoded(
+      server,
+      typeUrl,
+      version,
+      decoded,
+      decoded.invalid.every((p) => p.name !== undefined),
+    );
+    return nackDetail(typeUrl, decoded.invalid);
+  }
+
+  /**
+   * Applies a response decoded by the owner (which may share one response among several caches). Resources
+   * the cache does not hold are ignored. `deletionsKnown`: every resource's name could be read, so (LDS, CDS)
+   * an entry missing from `decoded` was deleted.
+   */
+  applyDecoded(
+    server: ServerFeatures,
+    typeUrl: string,
+    version: string,
+    decoded: DecodedResponse<unknown>,
+    deletionsKnown: boolean,
+  ): void {
+    const typeEntries = this.types.get(typeUrl);
+    if (!typeEntries) return;
     const now = this.clock.now();
-    const { valid, invalid } = decodeResources(typeEntries.type, resources, this.options.decodeContext);
     const seen = new Set<string>();
-    for (const resource of valid) {
+    for (const resource of decoded.valid) {
       seen.add(resource.name);
       const entry = typeEntries.entries.get(resource.name);
-      if (entry) this.accept(entry, resource.value, resource.bytes, version, now);
+      if (entry) this.accept(server, entry, resource.value, resource.bytes, version, now);
     }
-    for (const problem of invalid) {
+    for (const problem of decoded.invalid) {
       if (problem.name === undefined) continue;
       seen.add(problem.name);
       const entry = typeEntries.entries.get(problem.name);
@@ -187,20 +223,41 @@ export class ResourceCache {
     }
     // A27 SotW: in LDS and CDS a resource missing from a response was deleted. When a resource's name could
     // not be read, the missing one may be it, so nothing is taken as deleted.
-    if (typeEntries.type.allResourcesRequiredInSotW && invalid.every((p) => p.name !== undefined)) {
+    if (typeEntries.type.allResourcesRequiredInSotW && deletionsKnown) {
       for (const entry of typeEntries.entries.values()) {
         if (!seen.has(entry.name) && entry.hasValue && entry.status !== 'DOES_NOT_EXIST') {
           this.deleted(server, entry, version, now);
         }
       }
     }
-    if (invalid.length === 0) return undefined;
-    const shortName = shortTypeName(typeUrl);
-    return invalid
-      .map(
-        (p) => `${shortName} ${p.name === undefined ? `resources[${p.index}]` : `"${p.name}"`}: ${p.error}`,
-      )
-      .join('; ');
+  }
+
+  /**
+   * A71: some watched resource is not cached (neither received nor known not to exist), which is what makes a
+   * connectivity failure a reason to fall back to the next server.
+   */
+  hasUncachedWatch(): boolean {
+    for (const typeEntries of this.types.values()) {
+      for (const entry of typeEntries.entries.values()) {
+        if (entry.watches.size > 0 && !entry.hasValue && entry.status !== 'DOES_NOT_EXIST') return true;
+      }
+    }
+    return false;
+  }
+
+  /** Every subscribed name, by type URL: what a server newly used for this cache is to be asked for. */
+  subscriptions(): { typeUrl: string; name: string }[] {
+    const names = [];
+    for (const typeEntries of this.types.values()) {
+      for (const name of typeEntries.entries.keys()) names.push({ typeUrl: typeEntries.type.typeUrl, name });
+    }
+    return names;
+  }
+
+  /** The server the cached resource came from (undefined when none is cached). */
+  sourceOf(typeUrl: string, name: string): ServerFeatures | undefined {
+    const entry = this.types.get(typeUrl)?.entries.get(name);
+    return entry?.hasValue ? (entry.source as ServerFeatures | undefined) : undefined;
   }
 
   private typeEntries(type: XdsResourceType<unknown>): TypeEntries {
@@ -254,13 +311,23 @@ export class ResourceCache {
 
   // --- data errors (A88 "Handling Data Errors", A53) ------------------------------------------------------
 
-  private accept<T>(entry: CacheEntry<T>, value: T, bytes: Uint8Array, version: string, now: number): void {
+  private accept<T>(
+    server: ServerFeatures,
+    entry: CacheEntry<T>,
+    value: T,
+    bytes: Uint8Array,
+    version: string,
+    now: number,
+  ): void {
     entry.cancelTimer();
-    const unchanged = entry.sameAsCached(value, bytes);
+    // A47 "XdsClient CDS Watcher": the same resource from another server (fallback) is news to the watchers,
+    // who may depend on where it came from (LRS to "self").
+    const unchanged = entry.sameAsCached(value, bytes) && entry.source === server;
     const previous = entry.status;
     entry.status = 'ACKED';
     entry.error = undefined;
     entry.setValue(value, bytes, version, now);
+    entry.source = server;
     if (previous !== 'ACKED' || !unchanged) {
       this.trace(
         () => `xds client: ${shortTypeName(entry.type.typeUrl)} "${entry.name}" ACKED version "${version}"`,

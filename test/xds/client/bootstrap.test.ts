@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../../../src/core/index.js';
-import { loadBootstrap, parseBootstrap, type XdsBootstrapJson } from '../../../src/xds/client/bootstrap.js';
+import {
+  loadBootstrap,
+  parseBootstrap,
+  type XdsBootstrapJson,
+  xdsServerKey,
+} from '../../../src/xds/client/bootstrap.js';
 
 const INSECURE = [{ type: 'insecure' }];
 
@@ -190,27 +195,117 @@ describe('xDS bootstrap (A27 "XdsClient and Bootstrap File", A53 / A88 server fe
     );
   });
 
-  test('federation (A47) is rejected clearly rather than half-honoured', () => {
-    const base = { xds_servers: [{ server_uri: 'a:1', channel_creds: INSECURE }] };
-    rejects(
-      { ...base, authorities: { 'x.example': {} } },
-      '$.authorities',
-      /federation \(gRFC A47\) is not supported/,
+  test('A47 "Bootstrap Config Changes": authorities with their own servers, or the top-level ones; templates', () => {
+    const top = { server_uri: 'top:443', channel_creds: INSECURE };
+    const b = parseBootstrap({
+      xds_servers: [top],
+      client_default_listener_resource_name_template:
+        'xdstp://xds.authority.com/envoy.config.listener.v3.Listener/grpc/client/%s?project_id=1234',
+      authorities: {
+        'xds.authority.com': {
+          client_listener_resource_name_template:
+            'xdstp://xds.authority.com/envoy.config.listener.v3.Listener/grpc/client/%s?project_id=1234',
+        },
+        'xds.other.com': {
+          xds_servers: [
+            { server_uri: 'other-a:443', channel_creds: INSECURE },
+            { server_uri: 'other-b:443', channel_creds: INSECURE },
+          ],
+          fallback_on_reachability_only: true,
+        },
+        'empty.list': { xds_servers: [] },
+      },
+    });
+    assert.equal(
+      b.clientDefaultListenerResourceNameTemplate,
+      'xdstp://xds.authority.com/envoy.config.listener.v3.Listener/grpc/client/%s?project_id=1234',
     );
+    const authority = b.authorities.get('xds.authority.com')!;
+    assert.deepEqual(
+      authority.xdsServers.map((s) => s.serverUri),
+      ['top:443'],
+      'no xds_servers: the top-level list',
+    );
+    assert.equal(authority.fallbackOnReachabilityOnly, false);
+    const other = b.authorities.get('xds.other.com')!;
+    assert.deepEqual(
+      other.xdsServers.map((s) => s.serverUri),
+      ['other-a:443', 'other-b:443'],
+      'its own list, in priority order (A71)',
+    );
+    assert.equal(
+      other.clientListenerResourceNameTemplate,
+      'xdstp://xds.other.com/envoy.config.listener.v3.Listener/%s',
+      'the A47 default template',
+    );
+    assert.equal(other.fallbackOnReachabilityOnly, true, 'A95');
+    assert.deepEqual(
+      b.authorities.get('empty.list')!.xdsServers.map((s) => s.serverUri),
+      ['top:443'],
+      'an empty list is no list: the top-level servers',
+    );
+    assert.equal(parseBootstrap({ xds_servers: [top] }).authorities.size, 0);
+    assert.equal(
+      parseBootstrap({ xds_servers: [top], client_default_listener_resource_name_template: 'lds-only' })
+        .clientDefaultListenerResourceNameTemplate,
+      'lds-only',
+      'a template without %s is allowed (A47: "if present")',
+    );
+  });
+
+  test('A47 bad authorities name their path', () => {
+    const base = { xds_servers: [{ server_uri: 'a:1', channel_creds: INSECURE }] };
+    rejects({ ...base, authorities: [] }, '$.authorities', /object/);
     rejects(
       {
         ...base,
-        client_default_listener_resource_name_template: 'xdstp://x/envoy.config.listener.v3.Listener/%s',
+        authorities: { 'a.example': { client_listener_resource_name_template: 'xdstp://b.example/x/%s' } },
       },
+      '$.authorities["a.example"].client_listener_resource_name_template',
+      /must start with "xdstp:\/\/a\.example\/"/,
+    );
+    rejects(
+      { ...base, authorities: { a: { xds_servers: [{ server_uri: '', channel_creds: INSECURE }] } } },
+      '$.authorities.a.xds_servers[0].server_uri',
+      /non-empty/,
+    );
+    rejects(
+      { ...base, authorities: { a: { fallback_on_reachability_only: 'yes' } } },
+      '$.authorities.a.fallback_on_reachability_only',
+      /boolean/,
+    );
+    rejects(
+      { ...base, client_default_listener_resource_name_template: 7 },
       '$.client_default_listener_resource_name_template',
-      /xdstp/,
+      /string/,
     );
-    assert.equal(parseBootstrap({ ...base, authorities: {} }).xdsServers.length, 1);
-    assert.equal(
-      parseBootstrap({ ...base, client_default_listener_resource_name_template: 'lds/%s' })
-        .clientDefaultListenerResourceNameTemplate,
-      'lds/%s',
-    );
+  });
+
+  test('GRPC_EXPERIMENTAL_XDS_FEDERATION=false (A47 "Temporary environment variable protection") ignores authorities', () => {
+    const json = {
+      xds_servers: [{ server_uri: 'a:1', channel_creds: INSECURE }],
+      authorities: { 'x.example': {} },
+    };
+    assert.equal(parseBootstrap(json, false).authorities.size, 0);
+    assert.equal(parseBootstrap(json, true).authorities.size, 1);
+  });
+
+  test('A47 "Server Channel Map": a server is its URI, credentials and known features', () => {
+    const [a, b, c, d] = parseBootstrap({
+      xds_servers: [
+        {
+          server_uri: 's:1',
+          channel_creds: INSECURE,
+          server_features: ['xds_v3', 'ignore_resource_deletion'],
+        },
+        { server_uri: 's:1', channel_creds: INSECURE, server_features: ['ignore_resource_deletion'] },
+        { server_uri: 's:1', channel_creds: INSECURE },
+        { server_uri: 's:2', channel_creds: INSECURE, server_features: ['ignore_resource_deletion'] },
+      ],
+    }).xdsServers;
+    assert.equal(xdsServerKey(a!), xdsServerKey(b!), 'unknown features do not count');
+    assert.notEqual(xdsServerKey(a!), xdsServerKey(c!));
+    assert.notEqual(xdsServerKey(b!), xdsServerKey(d!));
   });
 
   test('comes from the object given, else GRPC_XDS_BOOTSTRAP (a file), else GRPC_XDS_BOOTSTRAP_CONFIG', () => {
