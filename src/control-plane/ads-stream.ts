@@ -10,7 +10,7 @@ import {
   DiscoveryResponseSchema,
 } from '../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
 import { allResourcesRequiredInSotW } from '../protos/type-urls.js';
-import type { ResourceSet } from './resource-set.js';
+import { type ResourceSet, type ServedResource, servedName } from './resource-set.js';
 
 /** What the stream knows of one subscribed type. */
 export interface TypeSubscription {
@@ -209,7 +209,7 @@ export class AdsStream {
     const chosen = state.wildcard
       ? [...available.values()]
       : [...state.names].flatMap((name) => {
-          const r = available.get(name);
+          const r = available.get(servedName(name, typeUrl));
           return r ? [r] : [];
         });
     const subscribed = state.wildcard || state.names.size > 0;
@@ -244,11 +244,11 @@ export class AdsStream {
   private reportUnknownNames(
     typeUrl: string,
     names: ReadonlySet<string>,
-    available: ReadonlyMap<string, unknown>,
+    available: ReadonlyMap<string, ServedResource>,
   ): void {
     for (const name of names) {
       const key = `${typeUrl} ${name}`;
-      if (available.has(name) || this.reportedUnknown.has(key)) continue;
+      if (available.has(servedName(name, typeUrl)) || this.reportedUnknown.has(key)) continue;
       this.reportedUnknown.add(key);
       this.host.report({
         kind: 'unknown-name',
@@ -256,7 +256,7 @@ export class AdsStream {
         nodeId: this.nodeId,
         typeUrl,
         name,
-        known: [...available.keys()],
+        known: [...available.values()].map((r) => r.name),
       });
     }
   }

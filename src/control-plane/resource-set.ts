@@ -13,6 +13,7 @@ import {
 import { type Any, AnySchema, anyUnpack } from '@bufbuild/protobuf/wkt';
 import { xdsTypeRegistry } from '../protos/type-registry.js';
 import { shortTypeName, typeNameOf, typeUrlOf } from '../protos/type-urls.js';
+import { parseResourceName } from '../xds/client/xdstp-name.js';
 
 /** A resource in proto3 JSON: `{ "@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", … }`. */
 export interface ResourceJson {
@@ -58,17 +59,18 @@ export class ResourceSet {
       const resource = toServedResource(input, `resources[${index}]`);
       const names = byType.get(resource.typeUrl) ?? new Map<string, ServedResource>();
       byType.set(resource.typeUrl, names);
-      if (names.has(resource.name)) {
+      const key = servedName(resource.name, resource.typeUrl);
+      if (names.has(key)) {
         throw new Error(
           `resources[${index}]: a second ${shortTypeName(resource.typeUrl)} named "${resource.name}"`,
         );
       }
-      names.set(resource.name, resource);
+      names.set(key, resource);
     });
     return new ResourceSet(version, byType);
   }
 
-  /** The resources of one type, by name (empty when the set has none). */
+  /** The resources of one type, by name (xdstp: names normalised: look them up with servedName). */
   ofType(typeUrl: string): ReadonlyMap<string, ServedResource> {
     return this.byType.get(typeUrl) ?? EMPTY;
   }
@@ -93,6 +95,15 @@ export class ResourceSet {
 }
 
 const EMPTY: ReadonlyMap<string, ServedResource> = new Map();
+
+/**
+ * The key of a resource name in a set: an xdstp: name normalised as clients request it (A47: context
+ * parameters sorted), so a resource file may spell it either way; any other name as it is.
+ */
+export function servedName(name: string, typeUrl: string): string {
+  const parsed = parseResourceName(name, typeUrl);
+  return parsed.ok ? parsed.canonical : name;
+}
 
 function isRawResource(input: object): input is RawResource {
   return (

@@ -8,7 +8,7 @@ import {
   ClientStatusResponseSchema,
 } from '../protos/gen/envoy/service/status/v3/csds_pb.js';
 import { toCsdsClientConfig } from '../xds/client/csds.js';
-import { pooledXdsClients } from './xds-client-pool.js';
+import { pooledXdsClientScopes } from './xds-client-pool.js';
 
 /** The response to one ClientStatusRequest (its bytes), or the status that refuses it. */
 export function clientStatusResponse(
@@ -27,8 +27,10 @@ export function clientStatusResponse(
   if (parsed.nodeMatchers.length > 0) {
     return { code: status.INVALID_ARGUMENT, details: 'CSDS: node_matchers are not supported' };
   }
-  const config = pooledXdsClients().map((client) => {
+  const config = pooledXdsClientScopes().map(({ client, scope }) => {
     const c = toCsdsClientConfig(client.dump());
+    // A71: the channel target whose client this is.
+    c.clientScope = scope;
     if (parsed.excludeResourceContents) for (const r of c.genericXdsConfigs) r.xdsConfig = undefined;
     return c;
   });

@@ -18,6 +18,8 @@ export interface XdsClientLease {
 
 interface PoolEntry {
   readonly client: XdsClient;
+  /** A71: the channel target the client serves ('' when leased without one). */
+  readonly scope: string;
   readonly certificateProviders: CertificateProviderStore;
   /** A29: the clusters' TLS configs, one object per cluster shared by the client's channels. */
   readonly transportSecurity: ClusterTransportSecurityRegistry;
@@ -27,15 +29,16 @@ interface PoolEntry {
 const pool = new Map<string, PoolEntry>();
 
 /**
- * The process-wide xDS client for a bootstrap (A27: one XdsClient, hence one ADS stream, shared by every xds:
- * channel). Without `bootstrap`, it comes from GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG. Channels with
- * the same bootstrap share a client; it runs on grpc-js, traces with GRPC_TRACE=xds_client (or lbtree).
- * The first lease of a bootstrap decides the decoder options. Throws the bootstrap's ConfigError.
+ * The process-wide xDS client for a bootstrap and a scope (A71 "Change global XdsClient from a single
+ * instance to per-target instances": the channels of one target share a client, so one target falling back
+ * moves no other). Without `bootstrap`, it comes from GRPC_XDS_BOOTSTRAP / GRPC_XDS_BOOTSTRAP_CONFIG. It runs
+ * on grpc-js, traces with GRPC_TRACE=xds_client (or lbtree). The first lease of a bootstrap and scope decides
+ * the decoder options. Throws the bootstrap's ConfigError.
  */
-export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions): XdsClientLease {
+export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions, scope = ''): XdsClientLease {
   const parsed: XdsBootstrap = loadBootstrap(bootstrap);
-  // Maps (certificate_providers) are keyed by their entries: JSON would write each as {}.
-  const key = JSON.stringify(parsed, (_k, v: unknown) => (v instanceof Map ? [...v] : v));
+  // Maps (certificate_providers, authorities) are keyed by their entries: JSON would write each as {}.
+  const key = JSON.stringify([scope, parsed], (_k, v: unknown) => (v instanceof Map ? [...v] : v));
   let entry = pool.get(key);
   if (!entry) {
     const client = new XdsClient({
@@ -50,6 +53,7 @@ export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions): Xd
     });
     entry = {
       client,
+      scope,
       certificateProviders: new CertificateProviderStore(parsed.certificateProviders),
       transportSecurity: new ClusterTransportSecurityRegistry(),
       leases: 0,
@@ -77,4 +81,9 @@ export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions): Xd
 /** The xDS clients channels use now (for CSDS, A40). */
 export function pooledXdsClients(): XdsClient[] {
   return [...pool.values()].map((entry) => entry.client);
+}
+
+/** The same, each with its scope (A71: CSDS's `client_scope`, the channel target). */
+export function pooledXdsClientScopes(): { readonly client: XdsClient; readonly scope: string }[] {
+  return [...pool.values()].map((entry) => ({ client: entry.client, scope: entry.scope }));
 }

@@ -3,6 +3,7 @@
 // registers lbtree without using `xds:` targets never loads them (they are most of lbtree's load time).
 
 import { loadBootstrap } from '../xds/client/bootstrap.js';
+import { clientListenerResourceName } from '../xds/client/listener-name.js';
 import { XdsResolution, type XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
 import {
   clusterResourceType,
@@ -32,24 +33,33 @@ export interface XdsChannelResolution {
   stop(): void;
 }
 
+/** An `xds:` target: `xds://authority/name` or `xds:///name` (authority undefined or ''). */
+export interface XdsTarget {
+  readonly authority: string | undefined;
+  readonly name: string;
+}
+
 /**
- * Starts resolving the `xds:` target `name` on the client for `bootstrap` (GRPC_XDS_BOOTSTRAP(_CONFIG) when
- * undefined). Throws the bootstrap's ConfigError.
+ * Starts resolving the `xds:` target on the client for `bootstrap` (GRPC_XDS_BOOTSTRAP(_CONFIG) when
+ * undefined) and the target (A71: one client per target). Throws the bootstrap's ConfigError, or
+ * UnknownXdsAuthorityError for an authority the bootstrap lacks (A47).
  */
 export function startXdsResolution(
-  name: string,
+  target: XdsTarget,
   bootstrap: unknown,
   channelId: bigint,
   onResult: (result: XdsResolutionResult) => boolean,
 ): XdsChannelResolution {
-  const lease: XdsClientLease = leaseXdsClient(bootstrap);
-  // A47: the listener name is the bootstrap's template with the target's name in place of %s.
-  const template = loadBootstrap(bootstrap).clientDefaultListenerResourceNameTemplate;
+  // A47 "xds Resolver Changes": the target's authority picks the template (and must be in the bootstrap).
+  const listenerName = clientListenerResourceName(loadBootstrap(bootstrap), target.authority, target.name);
+  const scope = `xds://${target.authority ?? ''}/${target.name}`;
+  const lease: XdsClientLease = leaseXdsClient(bootstrap, undefined, scope);
   const resolution = new XdsResolution({
     watcher: lease.client,
     types: RESOURCE_TYPES,
-    authority: name,
-    listenerName: template.replace('%s', name),
+    // A47: the data plane authority (which selects the virtual host) stays the target's path.
+    authority: target.name,
+    listenerName,
     dns: nodeDnsResolver,
     channelId,
     random: Math.random,

@@ -325,16 +325,11 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
   }
 }
 
-/** `xds:///name` → name; `xds://authority/name` is refused (no federation, A47). */
-export function xdsTargetName(target: experimental.GrpcUri): string {
-  if (target.authority !== undefined && target.authority !== '') {
-    throw new Error(
-      `xds: target authority "${target.authority}" is not supported (lbtree has no xDS federation): use xds:///${target.path.replace(/^\//, '')}`,
-    );
-  }
+/** `xds:///name` and `xds://authority/name` (A47: the authority is looked up in the bootstrap). */
+export function xdsTarget(target: experimental.GrpcUri): { authority: string | undefined; name: string } {
   const name = target.path.replace(/^\//, '');
-  if (name === '') throw new Error('xds: target has no name (expected xds:///name)');
-  return name;
+  if (name === '') throw new Error('xds: target has no name (expected xds:///name or xds://authority/name)');
+  return { authority: target.authority || undefined, name };
 }
 
 export class XdsResolver implements experimental.Resolver, CurrentRouter {
@@ -369,9 +364,11 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
   private start(startXdsResolution: typeof import('./xds-resolution-start.js').startXdsResolution): void {
     if (this.destroyed) return;
     try {
-      const name = xdsTargetName(this.target);
-      this.resolution = startXdsResolution(name, settings.bootstrap, this.channelId, (result) =>
-        this.deliver(result),
+      this.resolution = startXdsResolution(
+        xdsTarget(this.target),
+        settings.bootstrap,
+        this.channelId,
+        (result) => this.deliver(result),
       );
     } catch (e) {
       this.fail(e);

@@ -77,6 +77,29 @@ describe('control plane: ADS state-of-the-world bookkeeping', () => {
     assert.equal(sub.ackedVersion, plane.version);
   });
 
+  test('xdstp: names (A47): a request in the normalised spelling finds a resource spelled with its parameters unsorted', async () => {
+    const unsorted = 'xdstp://auth.example/envoy.config.cluster.v3.Cluster/c?z=1&a=2';
+    plane.setResources([...base(), cluster({ name: unsorted, edsServiceName: 'c1' })]);
+    const c = connect('node-xdstp');
+    c.send({
+      typeUrl: CLUSTER_TYPE_URL,
+      resourceNames: ['xdstp://auth.example/envoy.config.cluster.v3.Cluster/c?a=2&z=1'],
+    });
+    const cds = await c.next();
+    assert.deepEqual(namesIn(cds), [unsorted], 'served as the resource spells it');
+    assert.throws(
+      () =>
+        plane.setResources([
+          cluster({ name: unsorted, edsServiceName: 'c1' }),
+          cluster({
+            name: 'xdstp://auth.example/envoy.config.cluster.v3.Cluster/c?a=2&z=1',
+            edsServiceName: 'c1',
+          }),
+        ]),
+      /resources\[1\]: a second Cluster named/,
+    );
+  });
+
   test('named subscriptions get only those names; "*" asks for all', async () => {
     const c = connect();
     c.send({ typeUrl: CLUSTER_TYPE_URL, resourceNames: ['c2'] });

@@ -206,11 +206,11 @@ describe("lbtree's xds: resolver on grpc-js against lbtree's control plane", () 
     assert.ok((findClusterCallStats('blue', 'blue')?.drops.get('throttle') ?? 0) > 0);
   });
 
-  test('xds://authority/name is refused with a clear error (no federation)', async () => {
+  test('xds://authority/name with an authority the bootstrap lacks fails the channel naming it (A47)', async () => {
     const c = channel('xds://other.example/svc');
     await assert.rejects(whoami(c, { deadlineMs: 5000 }), (e: grpc.ServiceError) => {
       assert.equal(e.code, grpc.status.UNAVAILABLE);
-      assert.match(e.details, /authority "other.example" is not supported/);
+      assert.match(e.details, /xDS authority "other.example" is not in the bootstrap's "authorities"/);
       return true;
     });
   });

@@ -84,6 +84,13 @@ function discovery(c: Cluster): XdsClusterDiscovery {
       if (source === undefined) fail('eds_cluster_config.eds_config', 'field not present');
       if (!isAdsOrSelf(source)) fail('eds_cluster_config.eds_config', 'ConfigSource is not ads or self');
       const serviceName = c.edsClusterConfig?.serviceName ?? '';
+      // A47 "CDS Resource Validation": an xdstp: name names the Cluster type, so it cannot name the EDS resource.
+      if (serviceName === '' && c.name.startsWith('xdstp:')) {
+        fail(
+          'eds_cluster_config.service_name',
+          'must be set when the cluster name is an xdstp: name (gRFC A47)',
+        );
+      }
       return { kind: 'eds', edsServiceName: serviceName !== '' ? serviceName : c.name };
     }
     case Cluster_DiscoveryType.LOGICAL_DNS:

@@ -55,6 +55,34 @@ describe('A27 / A37: CDS cluster discovery types', () => {
     assert.equal(c.lrsLoadReporting, true);
   });
 
+  test('A47 "CDS Resource Validation": an xdstp: EDS cluster must name its EDS service; an old-style one need not', () => {
+    const name = 'xdstp://auth.example/envoy.config.cluster.v3.Cluster/backend';
+    nacked(
+      decodeCluster(eds({ name })),
+      'eds_cluster_config.service_name',
+      'must be set when the cluster name is an xdstp: name',
+    );
+    const c = accepted(
+      decodeCluster(
+        eds({
+          name,
+          edsClusterConfig: {
+            edsConfig: { ads: {} },
+            serviceName: 'xdstp://auth.example/envoy.config.endpoint.v3.ClusterLoadAssignment/backend',
+          },
+        }),
+      ),
+    );
+    assert.deepEqual(c.discovery, {
+      kind: 'eds',
+      edsServiceName: 'xdstp://auth.example/envoy.config.endpoint.v3.ClusterLoadAssignment/backend',
+    });
+    assert.deepEqual(accepted(decodeCluster(eds({ name: 'plain' }))).discovery, {
+      kind: 'eds',
+      edsServiceName: 'plain',
+    });
+  });
+
   test('A37 LOGICAL_DNS: the single endpoint gives the host name and port', () => {
     const c = accepted(decodeCluster(logicalDns({ address: 'dns.example', portValue: 8443 })));
     assert.deepEqual(c.discovery, { kind: 'logical_dns', hostname: 'dns.example', port: 8443 });
