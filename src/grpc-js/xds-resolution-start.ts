@@ -2,7 +2,7 @@
 // dependency manager. xds-resolver.ts imports this module on a channel's first resolution, so a process that
 // registers lbtree without using `xds:` targets never loads them (they are most of lbtree's load time).
 
-import { loadBootstrap } from '../xds/client/bootstrap.js';
+import { loadBootstrap, type XdsBootstrap } from '../xds/client/bootstrap.js';
 import { clientListenerResourceName } from '../xds/client/listener-name.js';
 import { XdsResolution, type XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
 import {
@@ -33,6 +33,14 @@ export interface XdsChannelResolution {
   stop(): void;
 }
 
+/** Some server list of the bootstrap has a server to fall back to (A71). */
+function canFallBack(bootstrap: XdsBootstrap): boolean {
+  return (
+    bootstrap.xdsServers.length > 1 ||
+    [...bootstrap.authorities.values()].some((a) => a.xdsServers.length > 1)
+  );
+}
+
 /** An `xds:` target: `xds://authority/name` or `xds:///name` (authority undefined or ''). */
 export interface XdsTarget {
   readonly authority: string | undefined;
@@ -51,8 +59,12 @@ export function startXdsResolution(
   onResult: (result: XdsResolutionResult) => boolean,
 ): XdsChannelResolution {
   // A47 "xds Resolver Changes": the target's authority picks the template (and must be in the bootstrap).
-  const listenerName = clientListenerResourceName(loadBootstrap(bootstrap), target.authority, target.name);
-  const scope = `xds://${target.authority ?? ''}/${target.name}`;
+  const parsed = loadBootstrap(bootstrap);
+  const listenerName = clientListenerResourceName(parsed, target.authority, target.name);
+  // A71 wants a client per target, so that one target falling back moves no other. That matters only where
+  // there is a server to fall back to: with one server per list, the targets share a client and its one
+  // stream per server (istio-agent closes every stream but a process's first).
+  const scope = canFallBack(parsed) ? `xds://${target.authority ?? ''}/${target.name}` : '';
   const lease: XdsClientLease = leaseXdsClient(bootstrap, undefined, scope);
   const resolution = new XdsResolution({
     watcher: lease.client,
