@@ -4,6 +4,7 @@
 // response's resources to the caches of the authorities using that server, falls back to the next server when
 // the one in use is unreachable while something watched is not cached (A71), and goes back when a
 // higher-priority server delivers again. Subscription changes of one turn go out as one request per type.
+import type { Any } from '@bufbuild/protobuf/wkt';
 import { type CancelTimer, type Clock, realClock } from '../../core/clock.js';
 import { type BackoffOptions, envFlag } from '../../core/index.js';
 import type { Trace } from '../../core/load-balancer.js';
@@ -11,7 +12,7 @@ import { Code, type Status, status } from '../../core/status.js';
 import { ServerAdsStream } from './ads-stream.js';
 import { XdsAuthority } from './authority.js';
 import { XDS_FEDERATION_ENV, type XdsBootstrap, type XdsServerConfig, xdsServerKey } from './bootstrap.js';
-import { decodeResources, type InvalidResource } from './decode-response.js';
+import { type DecodedResponse, decodeResources, type InvalidResource } from './decode-response.js';
 import type { XdsClientDump, XdsServerDump } from './dump.js';
 import { nodeProto } from './node.js';
 import { nackDetail } from './resource-cache.js';
@@ -254,14 +255,14 @@ export class XdsClient implements XdsWatcher {
     key: string,
     typeUrl: string,
     version: string,
-    resources: Parameters<typeof decodeResources>[1],
+    resources: readonly Any[],
   ): string | undefined {
     const channel = this.channels.get(key);
     const type = this.types.get(typeUrl);
     if (!channel || !type) return `resource type ${typeUrl} was not subscribed to`;
     const decoded = decodeResources(type, resources, this.options.decodeContext);
     const invalid: InvalidResource[] = [];
-    const byAuthority = new Map<string, ReturnType<typeof decodeResources<unknown>>>();
+    const byAuthority = new Map<string, DecodedResponse<unknown>>();
     const slot = (authority: string | undefined) => {
       const k = authorityKey(authority);
       let s = byAuthority.get(k);

@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import { Code, unavailable } from '../../../src/core/index.js';
 import { VirtualClock } from '../../../src/sim/virtual-clock.js';
 import { parseBootstrap, type XdsBootstrapJson } from '../../../src/xds/client/bootstrap.js';
+import { toCsdsClientConfig } from '../../../src/xds/client/csds.js';
 import { formatXdsClientDump } from '../../../src/xds/client/dump.js';
 import type { XdsTransportFactory } from '../../../src/xds/client/transport.js';
 import { XdsClient } from '../../../src/xds/client/xds-client.js';
@@ -117,17 +118,17 @@ describe('A47 federation: authorities and their servers', () => {
     assert.deepEqual(c.take(), []);
     assert.deepEqual(old.take(), ['changed plain=4']);
     const dump = env.client.dump();
+    const byName = new Map(dump.resources.map((r) => [r.name, [r.authority, r.server]]));
+    assert.deepEqual(byName.get('plain'), [undefined, 'top:1']);
+    assert.deepEqual(byName.get(xdstp('a.example', 'x')), ['a.example', 'a:1']);
+    assert.deepEqual(byName.get(xdstp('b.example', 'y')), ['b.example', 'a:1']);
+    assert.deepEqual(byName.get(xdstp('c.example', 'z')), ['c.example', undefined], 'not received');
+    // A40: CSDS dumps xdstp: names as the client requested them.
     assert.deepEqual(
-      dump.resources.map((r) => [r.name, r.authority, r.server]),
-      [
-        ['plain', undefined, 'top:1'],
-        [xdstp('c.example', 'z'), 'c.example', undefined],
-        [xdstp('a.example', 'x'), 'a.example', 'a:1'],
-        [xdstp('b.example', 'y'), 'b.example', 'a:1'],
-      ].sort(
-        (p, q) =>
-          dump.resources.findIndex((r) => r.name === p[0]) - dump.resources.findIndex((r) => r.name === q[0]),
-      ),
+      toCsdsClientConfig(dump)
+        .genericXdsConfigs.map((g) => g.name)
+        .sort(),
+      ['plain', xdstp('a.example', 'x'), xdstp('b.example', 'y'), xdstp('c.example', 'z')].sort(),
     );
     assert.deepEqual(
       dump.servers.map((s) => s.serverUri),
