@@ -83,6 +83,37 @@ export class FakeAdsServer {
   }
 }
 
+/** In-memory servers by URI: the streams the client opened to each, and whether it closed the transport. */
+export class FakeAdsServers {
+  readonly streams = new Map<string, FakeAdsStream[]>();
+  readonly closed = new Set<string>();
+  readonly factory: XdsTransportFactory = (server) => ({
+    openAdsStream: (handlers) => {
+      const stream = new FakeAdsStream(handlers);
+      const list = this.streams.get(server.serverUri) ?? [];
+      list.push(stream);
+      this.streams.set(server.serverUri, list);
+      this.closed.delete(server.serverUri);
+      return stream;
+    },
+    close: () => {
+      this.closed.add(server.serverUri);
+    },
+  });
+
+  /** The newest stream to the server. */
+  stream(uri: string): FakeAdsStream {
+    const list = this.streams.get(uri);
+    const s = list?.[list.length - 1];
+    if (!s) throw new Error(`no stream to ${uri}`);
+    return s;
+  }
+
+  count(uri: string): number {
+    return this.streams.get(uri)?.length ?? 0;
+  }
+}
+
 export function anyOf(typeUrl: string, value: Uint8Array): Any {
   return create(AnySchema, { typeUrl, value });
 }

@@ -8,9 +8,8 @@ import { VirtualClock } from '../../../src/sim/virtual-clock.js';
 import { parseBootstrap, type XdsBootstrapJson } from '../../../src/xds/client/bootstrap.js';
 import { toCsdsClientConfig } from '../../../src/xds/client/csds.js';
 import { formatXdsClientDump } from '../../../src/xds/client/dump.js';
-import type { XdsTransportFactory } from '../../../src/xds/client/transport.js';
 import { XdsClient } from '../../../src/xds/client/xds-client.js';
-import { FakeAdsStream, RecordingWatcher } from './fake-ads.js';
+import { FakeAdsServers, RecordingWatcher } from './fake-ads.js';
 import { partThingType, type Thing, thing, wholeThingType } from './test-resource-type.js';
 
 const WHOLE = wholeThingType.typeUrl;
@@ -22,40 +21,9 @@ const show = (t: Thing) => `${t.name}=${t.value}`;
 const xdstp = (authority: string, id: string, query = '') =>
   `xdstp://${authority}/lbtree.test.WholeThing/${id}${query}`;
 
-/** In-memory servers by URI: the streams the client opened to each, and whether it closed the transport. */
-class FakeServers {
-  readonly streams = new Map<string, FakeAdsStream[]>();
-  readonly closed = new Set<string>();
-  readonly factory: XdsTransportFactory = (server) => ({
-    openAdsStream: (handlers) => {
-      const stream = new FakeAdsStream(handlers);
-      const list = this.streams.get(server.serverUri) ?? [];
-      list.push(stream);
-      this.streams.set(server.serverUri, list);
-      this.closed.delete(server.serverUri);
-      return stream;
-    },
-    close: () => {
-      this.closed.add(server.serverUri);
-    },
-  });
-
-  /** The newest stream to the server. */
-  stream(uri: string): FakeAdsStream {
-    const list = this.streams.get(uri);
-    const s = list?.[list.length - 1];
-    if (!s) throw new Error(`no stream to ${uri}`);
-    return s;
-  }
-
-  count(uri: string): number {
-    return this.streams.get(uri)?.length ?? 0;
-  }
-}
-
 function setup(bootstrap: Omit<XdsBootstrapJson, 'node'>, options: { fallback?: boolean } = {}) {
   const clock = new VirtualClock();
-  const servers = new FakeServers();
+  const servers = new FakeAdsServers();
   const traces: string[] = [];
   const client = new XdsClient({
     bootstrap: parseBootstrap({ ...bootstrap, node: { id: 'node-1' } }),
