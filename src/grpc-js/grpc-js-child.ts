@@ -22,6 +22,7 @@ import {
 } from '../core/index.js';
 import { fromGrpcState } from './connectivity.js';
 import { HASH_PICK_INFO_KEY } from './picker-adapter.js';
+import { withoutFlightRecorder } from './recorded-channels.js';
 import { GrpcSubchannelHandle } from './subchannel-adapter.js';
 
 type TypedConfig = experimental.TypedLoadBalancingConfig;
@@ -115,7 +116,8 @@ class GrpcJsChild implements LoadBalancer<TypedConfig> {
     return this.child.updateAddressList(
       endpoints,
       update.config,
-      update.attributes as ChannelOptions,
+      // The channel's flight recorder stays with lbtree's root: a policy below records nothing twice.
+      withoutFlightRecorder(update.attributes as ChannelOptions),
       update.resolutionNote ?? '',
     );
   }

@@ -12,8 +12,10 @@ import {
   type Trace,
 } from '../core/index.js';
 import { type ClusterTransportSecurity, XDS_TRANSPORT_SECURITY } from '../xds/transport-security.js';
+import type { ChannelRecording } from './channel-recording.js';
 import { toGrpcState } from './connectivity.js';
 import { GrpcPickerAdapter } from './picker-adapter.js';
+import { FLIGHT_RECORDER_OPTION } from './recorded-channels.js';
 import { GrpcSubchannelHandle, type HandleOwner } from './subchannel-adapter.js';
 import { lbtreeTracer } from './tracers.js';
 import { XDS_TRANSPORT_SECURITY_OPTION } from './xds-security-options.js';
@@ -30,7 +32,7 @@ const GRPC_INTERNAL_PREFIX = 'grpc.internal.';
 export function subchannelOptions(options: ChannelOptions): ChannelOptions {
   const kept: ChannelOptions = {};
   for (const [key, value] of Object.entries(options)) {
-    if (!key.startsWith(GRPC_INTERNAL_PREFIX)) kept[key] = value;
+    if (!key.startsWith(GRPC_INTERNAL_PREFIX) && key !== FLIGHT_RECORDER_OPTION) kept[key] = value;
   }
   return kept;
 }
@@ -41,6 +43,8 @@ export function subchannelOptions(options: ChannelOptions): ChannelOptions {
  */
 class HeldSubchannel implements HandleOwner {
   handles = 0;
+  /** Stops the flight recorder's watch on this subchannel (set while the channel records). */
+  stopRecording: (() => void) | null = null;
   constructor(
     readonly key: string,
     readonly grpc: experimental.SubchannelInterface,
@@ -81,6 +85,8 @@ export class GrpcHelperAdapter implements Helper {
   private readonly securityIds = new WeakMap<ClusterTransportSecurity, number>();
   private lastSecurityId = 0;
   readonly trace: Trace;
+  /** The channel's flight recording, set by the root policy while the channel records. */
+  recording: ChannelRecording | null = null;
 
   constructor(
     private readonly grpc: experimental.ChannelControlHelper,
@@ -110,6 +116,8 @@ export class GrpcHelperAdapter implements Helper {
       this.grpc.addChannelzChild(grpcSubchannel.getChannelzRef());
       // One made with older options stays with the handles that have it; new handles get this one.
       held = new HeldSubchannel(key, grpcSubchannel, options, this);
+      if (this.recording !== null)
+        held.stopRecording = this.recording.watch(addressKey(address), grpcSubchannel);
       this.held.set(key, held);
     }
     held.handles++;
@@ -141,13 +149,15 @@ export class GrpcHelperAdapter implements Helper {
   /** @internal The last handle on `held` was released. */
   drop(held: HeldSubchannel): void {
     if (this.held.get(held.key) === held) this.held.delete(held.key);
+    held.stopRecording?.();
     this.grpc.removeChannelzChild(held.grpc.getChannelzRef());
   }
 
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
+    this.recording?.picker(state, status);
     this.grpc.updateState(
       toGrpcState(state),
-      new GrpcPickerAdapter(picker),
+      new GrpcPickerAdapter(picker, this.recording),
       status.code === 0 ? null : status.details,
     );
   }

@@ -11,6 +11,7 @@ import {
   type Status,
 } from '../core/index.js';
 import { TrailerCallEndDetails } from './backend-metrics.js';
+import type { ChannelRecording } from './channel-recording.js';
 import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
 
 /** `extraPickInfo` key a config selector uses to hand the request hash down (a decimal string). */
@@ -71,7 +72,11 @@ export class GrpcPickerAdapter implements experimental.Picker {
   private readonly args = new AdaptedPickArgs();
   private readonly converted = new WeakMap<PickResult, experimental.PickResult>();
 
-  constructor(readonly picker: Picker) {}
+  /** With `recording`, each call's end and each failed pick is also counted in the channel's flight recorder. */
+  constructor(
+    readonly picker: Picker,
+    private readonly recording: ChannelRecording | null = null,
+  ) {}
 
   pick(pickArgs: experimental.PickArgs): experimental.PickResult {
     const args = this.args;
@@ -86,16 +91,17 @@ export class GrpcPickerAdapter implements experimental.Picker {
     if (result.type === 'complete') {
       const handle = result.subchannel as GrpcSubchannelHandle;
       if (result.onCallStarted === undefined && result.onCallEnded === undefined)
-        return handle.completeResult;
+        return this.recording === null ? handle.completeResult : this.recording.completeResult(handle);
       // Results with call hooks (least_request's counters) are stable per endpoint: convert each once.
       let hooked = this.converted.get(result);
       if (!hooked) {
-        hooked = withHooks(handle, result.onCallStarted, result.onCallEnded);
+        hooked = withHooks(handle, result.onCallStarted, result.onCallEnded, this.recording);
         this.converted.set(result, hooked);
       }
       return hooked;
     }
     if (result.type === 'queue') return QUEUE_RESULT;
+    this.recording?.pickFailed(result.type === 'drop');
     let converted = this.converted.get(result);
     if (!converted) {
       converted = failure(failsWaitForReady(result), result.status);
@@ -138,15 +144,17 @@ function withHooks(
   handle: GrpcSubchannelHandle,
   onCallStarted: (() => void) | undefined,
   onCallEnded: CallEndedHook | undefined,
+  recording: ChannelRecording | null,
 ): experimental.PickResult {
+  const policyHook = onCallEnded
+    ? (code: GrpcStatus, details: string, trailers: Metadata) =>
+        onCallEnded({ code: code as number, details }, new TrailerCallEndDetails(trailers))
+    : null;
   return {
     pickResultType: experimental.PickResultType.COMPLETE,
     subchannel: handle.grpc,
     status: null,
     onCallStarted: onCallStarted ?? null,
-    onCallEnded: onCallEnded
-      ? (code: GrpcStatus, details: string, trailers: Metadata) =>
-          onCallEnded({ code: code as number, details }, new TrailerCallEndDetails(trailers))
-      : null,
+    onCallEnded: recording === null ? policyHook : recording.callEnded(handle.key, policyHook),
   };
 }

@@ -13,9 +13,12 @@ import {
   TRANSIENT_FAILURE,
 } from '../core/index.js';
 import { PRIORITY, WEIGHTED_TARGET } from '../policies/index.js';
+import type { FlightRecorder } from '../recorder/index.js';
+import { ChannelRecording } from './channel-recording.js';
 import { fromGrpcEndpoints } from './endpoint-conversion.js';
 import { GrpcHelperAdapter, subchannelOptions } from './helper-adapter.js';
 import { logInvalidConfigOnce } from './invalid-config-log.js';
+import { recorderFor, trackRecorder } from './recorded-channels.js';
 import { lbtreeTracer } from './tracers.js';
 
 /**
@@ -125,6 +128,8 @@ export function grpcPolicyClasses(
   class LbtreeLoadBalancer implements experimental.LoadBalancer {
     private readonly helper: GrpcHelperAdapter;
     private policy: LoadBalancer | null = null;
+    /** The flight recorder this root writes to, and whether it made it (`register({ recorder })`). */
+    private recorder: { recorder: FlightRecorder; owned: boolean } | null = null;
 
     constructor(grpcHelper: experimental.ChannelControlHelper) {
       this.helper = new GrpcHelperAdapter(grpcHelper, grpcName);
@@ -141,6 +146,13 @@ export function grpcPolicyClasses(
         if (!(lbConfig instanceof Config)) {
           return this.reject(`expected a ${grpcName} config, got ${lbConfig.getLoadBalancerName()}`);
         }
+        const endpoints = fromGrpcEndpoints(endpointList);
+        this.record(channelOptions)?.update(
+          endpoints,
+          lbConfig.toJsonObject(),
+          channelOptions as Record<string, unknown>,
+          resolutionNote,
+        );
         if (lbConfig.error) return this.reject(lbConfig.error.message);
         if (!endpointList.ok && !this.policy) {
           // As grpc-js's own policies do: a resolver error with no list to keep serving fails RPCs now.
@@ -151,7 +163,7 @@ export function grpcPolicyClasses(
         this.helper.channelOptions = subchannelOptions(channelOptions);
         this.policy ??= factory.create(this.helper, registry);
         return this.policy.update({
-          endpoints: fromGrpcEndpoints(endpointList),
+          endpoints,
           config: lbConfig.config,
           attributes: channelOptions as Record<string, unknown>,
           ...(resolutionNote ? { resolutionNote } : {}),
@@ -176,6 +188,18 @@ export function grpcPolicyClasses(
       return true;
     }
 
+    /** Starts, keeps or stops the channel's flight recording as the options say; returns it. */
+    private record(options: ChannelOptions): ChannelRecording | null {
+      const next = recorderFor(options, this.recorder?.recorder ?? null);
+      if (next?.recorder !== this.recorder?.recorder) {
+        if (this.recorder) trackRecorder(this.recorder.recorder, false);
+        this.recorder = next;
+        if (next) trackRecorder(next.recorder, true);
+        this.helper.recording = next ? new ChannelRecording(next.recorder) : null;
+      }
+      return this.helper.recording;
+    }
+
     private fail(code: Code, details: string): void {
       const s = status(code, details);
       this.helper.updateState(TRANSIENT_FAILURE, s, new FailPicker(s));
@@ -190,6 +214,9 @@ export function grpcPolicyClasses(
     destroy(): void {
       this.policy?.destroy();
       this.policy = null;
+      if (this.recorder) trackRecorder(this.recorder.recorder, false);
+      this.recorder = null;
+      this.helper.recording = null;
     }
     getTypeName(): string {
       return grpcName;

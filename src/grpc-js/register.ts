@@ -5,6 +5,7 @@ import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
 import { grpcJsOnlyPolicy } from './grpc-js-child.js';
 import { frontDnsResolver } from './misread-targets.js';
 import { grpcPolicyClasses } from './policy-adapter.js';
+import { type RecordEveryChannelOption, recordEveryChannel } from './recorded-channels.js';
 import { enableXds, type XdsRegisterOption } from './xds-resolver.js';
 
 /** Policies grpc-js ships itself: lbtree takes their names only when asked to. */
@@ -19,6 +20,11 @@ export interface RegisterOptions {
   readonly registry?: Registry;
   /** Also lbtree's `xds:` resolver and xDS policies: true, or `{ bootstrap }` (see README "xDS targets"). */
   readonly xds?: XdsRegisterOption;
+  /**
+   * A flight recorder on every channel whose options name none: true (the defaults) or its options (ring size,
+   * interval); false turns that off again. Read them with `recordedChannels()` (see README "Record and replay").
+   */
+  readonly recorder?: RecordEveryChannelOption;
 }
 
 /**
@@ -37,6 +43,7 @@ export interface RegisterOptions {
 export function register(options: RegisterOptions = {}): string[] {
   const registry = options.registry ?? defaultRegistry();
   enableXds(registry, options.xds);
+  recordEveryChannel(options.recorder);
   // lbtree's parents parse their children through this: lbtree's names first, then grpc-js's own.
   const lookup = registry.withFallback(grpcJsOnlyPolicy);
   const names: string[] = [];

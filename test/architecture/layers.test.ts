@@ -24,6 +24,7 @@ const XDS_ENTRY = 'src/xds/index.ts';
 const GRPC_JS = 'src/grpc-js';
 const CONTROL_PLANE = 'src/control-plane';
 const CLI = 'src/cli';
+const RECORDER = 'src/recorder';
 const ROOT_ENTRY = 'src/index.ts';
 
 function layerOf(file: string): string | undefined {
@@ -71,7 +72,8 @@ const MAY_IMPORT: Record<string, readonly Allowed[] | typeof EVERYTHING> = {
   [XDS_RESOLVER]: [CORE, HASH, ...ALL_PROTOS, XDS_ROOT, XDS_RESOURCES, XDS_CLIENT],
   [XDS_BALANCER]: [CORE, POLICIES, HASH, ...ALL_PROTOS, XDS_ROOT, XDS_RESOURCES],
   [XDS_ENTRY]: [CORE, POLICIES, HASH, ...ALL_PROTOS, ...ALL_XDS],
-  [GRPC_JS]: [CORE, POLICIES, HASH, ...ALL_PROTOS, ...ALL_XDS],
+  [GRPC_JS]: [CORE, POLICIES, HASH, ...ALL_PROTOS, ...ALL_XDS, RECORDER],
+  [RECORDER]: [CORE],
   [CONTROL_PLANE]: [CORE, ...ALL_PROTOS, XDS_RESOURCES, XDS_CLIENT],
   [CLI]: EVERYTHING,
   [ROOT_ENTRY]: [CORE, HASH, POLICIES],

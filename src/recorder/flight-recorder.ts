@@ -1,0 +1,282 @@
+import { writeFile } from 'node:fs/promises';
+import { type Clock, type ConnectivityState, realClock, type Status } from '../core/index.js';
+import {
+  type CallsEvent,
+  type EndLine,
+  type HealthEvent,
+  type PickerEvent,
+  RECORDING_FORMAT,
+  RECORDING_VERSION,
+  type RecordedEvent,
+  type Recording,
+  type RecordingHeader,
+  type SubchannelEvent,
+  type UpdateEvent,
+} from './recording-format.js';
+
+export interface FlightRecorderOptions {
+  /** The ring's size in events (default 10,000); the oldest are dropped first. */
+  readonly maxEvents?: number;
+  /** The length of a call-outcome interval in ms (default 1000). */
+  readonly intervalMs?: number;
+  /** A name for the recording (the channel's target, say), written in the header. */
+  readonly label?: string;
+  /** Time source (default the wall clock); tests give the simulator's. */
+  readonly clock?: Clock;
+}
+
+export const DEFAULT_MAX_EVENTS = 10_000;
+export const DEFAULT_INTERVAL_MS = 1000;
+
+/**
+ * The call counters of one endpoint address for the current interval. One object per address for the
+ * recorder's life: a call's end only adds to it, so recording allocates nothing per call.
+ */
+export class EndpointCalls {
+  calls = 0;
+  errors = 0;
+  orcaReports = 0;
+  cpuUtilizationSum = 0;
+  /** Whether it is in the current interval's list. */
+  listed = false;
+  constructor(readonly address: string) {}
+}
+
+/** What a dropped event leaves behind, so an export still starts from a complete picture. */
+interface Baseline {
+  update: UpdateEvent | undefined;
+  picker: PickerEvent | undefined;
+  readonly subchannels: Map<string, SubchannelEvent>;
+  readonly health: Map<string, HealthEvent>;
+}
+
+type WithoutTime<T> = Omit<T, 'type' | 'at'>;
+
+/**
+ * A bounded ring of what one channel's LB tree saw and did (docs/recording-format.md): updates at the root,
+ * connection states and health per address, pickers published, and call outcomes per endpoint and interval.
+ * When the ring is full the oldest event goes; the latest update, picker and per-address states it held are
+ * kept aside (one of each), so an export always starts from a state the replay can rebuild.
+ */
+export class FlightRecorder {
+  readonly maxEvents: number;
+  readonly intervalMs: number;
+  readonly label: string;
+  private readonly clock: Clock;
+  private readonly origin: number;
+  private readonly startedAt: string;
+  private readonly ring: RecordedEvent[] = [];
+  private head = 0;
+  private dropped = 0;
+  private readonly baseline: Baseline = {
+    update: undefined,
+    picker: undefined,
+    subchannels: new Map(),
+    health: new Map(),
+  };
+  private readonly counters = new Map<string, EndpointCalls>();
+  private readonly listed: EndpointCalls[] = [];
+  private intervalStart = 0;
+  private failedPicks = 0;
+  private droppedPicks = 0;
+
+  constructor(options: FlightRecorderOptions = {}) {
+    this.maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
+    this.intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
+    this.label = options.label ?? '';
+    if (!Number.isInteger(this.maxEvents) || this.maxEvents < 1) {
+      throw new RangeError(`FlightRecorder maxEvents: expected a positive integer, got ${this.maxEvents}`);
+    }
+    if (!Number.isInteger(this.intervalMs) || this.intervalMs < 1) {
+      throw new RangeError(`FlightRecorder intervalMs: expected a positive integer, got ${this.intervalMs}`);
+    }
+    this.clock = options.clock ?? realClock;
+    this.origin = this.clock.now();
+    this.startedAt = new Date().toISOString();
+  }
+
+  /** Milliseconds since the recorder was made, the time base of every event. */
+  now(): number {
+    return Math.round(this.clock.now() - this.origin);
+  }
+
+  /** Events in the ring now. */
+  get size(): number {
+    return this.ring.length;
+  }
+
+  /** Events dropped from the ring so far. */
+  get droppedEvents(): number {
+    return this.dropped;
+  }
+
+  update(update: WithoutTime<UpdateEvent>): void {
+    this.push({ type: 'update', at: this.now(), ...update });
+  }
+
+  subchannelState(address: string, state: ConnectivityState, details?: string): void {
+    this.push({
+      type: 'subchannel',
+      at: this.now(),
+      address,
+      state,
+      ...(details !== undefined ? { details } : {}),
+    });
+  }
+
+  subchannelHealth(address: string, healthy: boolean): void {
+    this.push({ type: 'health', at: this.now(), address, healthy });
+  }
+
+  picker(state: ConnectivityState, status: Status): void {
+    this.push({
+      type: 'picker',
+      at: this.now(),
+      state,
+      status: { code: status.code, details: status.details },
+    });
+  }
+
+  /** The counters of one address, made on first use and kept: hold it, and count calls with `callEnded`. */
+  endpoint(address: string): EndpointCalls {
+    let counter = this.counters.get(address);
+    if (counter === undefined) {
+      counter = new EndpointCalls(address);
+      this.counters.set(address, counter);
+    }
+    return counter;
+  }
+
+  /** A call on `counter`'s endpoint ended; `cpuUtilization` when its trailers had an ORCA report. */
+  callEnded(counter: EndpointCalls, ok: boolean, cpuUtilization?: number): void {
+    this.roll();
+    if (!counter.listed) {
+      counter.listed = true;
+      this.listed.push(counter);
+    }
+    counter.calls++;
+    if (!ok) counter.errors++;
+    if (cpuUtilization !== undefined) {
+      counter.orcaReports++;
+      counter.cpuUtilizationSum += cpuUtilization;
+    }
+  }
+
+  /** The root's picker failed (or, `dropped`, dropped) a call. */
+  pickFailed(dropped: boolean): void {
+    this.roll();
+    if (dropped) this.droppedPicks++;
+    else this.failedPicks++;
+  }
+
+  /** The recording so far, with the current interval's calls. */
+  snapshot(): Recording {
+    const header: RecordingHeader = {
+      format: RECORDING_FORMAT,
+      version: RECORDING_VERSION,
+      startedAt: this.startedAt,
+      intervalMs: this.intervalMs,
+      maxEvents: this.maxEvents,
+      droppedEvents: this.dropped,
+      label: this.label,
+    };
+    this.roll();
+    const b = this.baseline;
+    const kept: RecordedEvent[] = [
+      ...(b.update ? [b.update] : []),
+      ...b.subchannels.values(),
+      ...b.health.values(),
+      ...(b.picker ? [b.picker] : []),
+    ].sort((x, y) => x.at - y.at);
+    const ring = [...this.ring.slice(this.head), ...this.ring.slice(0, this.head)];
+    const current = this.currentCalls();
+    return {
+      header,
+      events: [...kept, ...ring, ...(current ? [current] : [])],
+      endAt: this.now(),
+    };
+  }
+
+  /** The recording as JSON lines (docs/recording-format.md): the header, one line per event, the end line. */
+  export(): string {
+    const recording = this.snapshot();
+    const end: EndLine = { type: 'end', at: recording.endAt, events: recording.events.length };
+    const lines = [recording.header, ...recording.events, end].map((x) => JSON.stringify(x));
+    return `${lines.join('\n')}\n`;
+  }
+
+  /** Writes {@link export} to a file. */
+  async writeFile(path: string): Promise<void> {
+    await writeFile(path, this.export());
+  }
+
+  /** Closes the current interval when time has moved past it. */
+  private roll(): void {
+    const now = this.now();
+    if (now < this.intervalStart + this.intervalMs) return;
+    const done = this.currentCalls();
+    if (done) this.push(done);
+    for (const c of this.listed) {
+      c.calls = 0;
+      c.errors = 0;
+      c.orcaReports = 0;
+      c.cpuUtilizationSum = 0;
+      c.listed = false;
+    }
+    this.listed.length = 0;
+    this.failedPicks = 0;
+    this.droppedPicks = 0;
+    this.intervalStart = now - (now % this.intervalMs);
+  }
+
+  /** The current interval as an event, or undefined when nothing happened in it. */
+  private currentCalls(): CallsEvent | undefined {
+    if (this.listed.length === 0 && this.failedPicks === 0 && this.droppedPicks === 0) return undefined;
+    return {
+      type: 'calls',
+      at: this.intervalStart,
+      endpoints: this.listed.map((c) => ({
+        address: c.address,
+        calls: c.calls,
+        errors: c.errors,
+        orcaReports: c.orcaReports,
+        cpuUtilization: c.orcaReports === 0 ? 0 : c.cpuUtilizationSum / c.orcaReports,
+      })),
+      failedPicks: this.failedPicks,
+      droppedPicks: this.droppedPicks,
+    };
+  }
+
+  private push(event: RecordedEvent): void {
+    if (event.type !== 'calls') this.roll();
+    const ring = this.ring;
+    if (ring.length < this.maxEvents) {
+      ring.push(event);
+      return;
+    }
+    this.keepAside(ring[this.head]!);
+    ring[this.head] = event;
+    this.head = (this.head + 1) % ring.length;
+    this.dropped++;
+  }
+
+  private keepAside(event: RecordedEvent): void {
+    const b = this.baseline;
+    switch (event.type) {
+      case 'update':
+        b.update = event;
+        break;
+      case 'picker':
+        b.picker = event;
+        break;
+      case 'subchannel':
+        b.subchannels.set(event.address, event);
+        break;
+      case 'health':
+        b.health.set(event.address, event);
+        break;
+      case 'calls':
+        break;
+    }
+  }
+}

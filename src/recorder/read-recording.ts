@@ -1,0 +1,236 @@
+import {
+  type CallsEvent,
+  type EndLine,
+  RECORDING_FORMAT,
+  RECORDING_VERSION,
+  type RecordedEvent,
+  type Recording,
+  RecordingError,
+  type RecordingHeader,
+  type UpdateEvent,
+} from './recording-format.js';
+
+const STATES = new Set(['IDLE', 'CONNECTING', 'READY', 'TRANSIENT_FAILURE', 'SHUTDOWN']);
+
+type Json = Record<string, unknown>;
+
+/** Reads one line's fields, naming `line N: field` in every error. */
+class LineReader {
+  constructor(
+    readonly line: number,
+    readonly value: Json,
+  ) {}
+
+  fail(path: string, problem: string): never {
+    throw new RecordingError(`line ${this.line}: ${path}: ${problem}`);
+  }
+
+  number(path: string, value: unknown = this.value[path]): number {
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      this.fail(path, `expected a number, got ${show(value)}`);
+    return value;
+  }
+
+  count(path: string, value: unknown = this.value[path]): number {
+    const n = this.number(path, value);
+    if (!Number.isInteger(n) || n < 0) this.fail(path, `expected a count (an integer >= 0), got ${n}`);
+    return n;
+  }
+
+  string(path: string, value: unknown = this.value[path]): string {
+    if (typeof value !== 'string') this.fail(path, `expected a string, got ${show(value)}`);
+    return value;
+  }
+
+  object(path: string, value: unknown = this.value[path]): Json {
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      this.fail(path, `expected an object, got ${show(value)}`);
+    return value as Json;
+  }
+
+  array(path: string, value: unknown = this.value[path]): unknown[] {
+    if (!Array.isArray(value)) this.fail(path, `expected an array, got ${show(value)}`);
+    return value;
+  }
+
+  state(path: string, value: unknown = this.value[path]): void {
+    if (typeof value !== 'string' || !STATES.has(value))
+      this.fail(path, `expected a connectivity state (${[...STATES].join(', ')}), got ${show(value)}`);
+  }
+
+  status(path: string, value: unknown): void {
+    const s = this.object(path, value);
+    this.count(`${path}.code`, s.code);
+    this.string(`${path}.details`, s.details);
+  }
+}
+
+function show(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text === undefined ? String(value) : text.length > 40 ? `${text.slice(0, 37)}...` : text;
+}
+
+function readHeader(r: LineReader): RecordingHeader {
+  const v = r.value;
+  if (v.format !== RECORDING_FORMAT)
+    r.fail('format', `expected "${RECORDING_FORMAT}", got ${show(v.format)}: not an lbtree recording`);
+  const version = r.count('version');
+  if (version > RECORDING_VERSION) {
+    r.fail(
+      'version',
+      `the file is format version ${version}; this lbtree reads version ${RECORDING_VERSION} and older: upgrade lbtree to replay it`,
+    );
+  }
+  if (version < 1) r.fail('version', `expected a version >= 1, got ${version}`);
+  const intervalMs = r.count('intervalMs');
+  if (intervalMs === 0) r.fail('intervalMs', 'expected a positive number of milliseconds');
+  return {
+    format: RECORDING_FORMAT,
+    version,
+    startedAt: r.string('startedAt'),
+    intervalMs,
+    maxEvents: r.count('maxEvents'),
+    droppedEvents: r.count('droppedEvents'),
+    label: r.string('label'),
+  };
+}
+
+function checkEndpoints(r: LineReader, path: string, value: unknown): void {
+  r.array(path, value).forEach((e, i) => {
+    const endpoint = r.object(`${path}[${i}]`, e);
+    const addresses = r.array(`${path}[${i}].addresses`, endpoint.addresses);
+    if (addresses.length === 0) r.fail(`${path}[${i}].addresses`, 'expected at least one address');
+    for (const [j, a] of addresses.entries()) r.string(`${path}[${i}].addresses[${j}]`, a);
+    if (endpoint.attributes !== undefined) r.object(`${path}[${i}].attributes`, endpoint.attributes);
+  });
+}
+
+function checkCluster(r: LineReader, path: string, value: unknown): void {
+  const c = r.object(path, value);
+  r.string(`${path}.name`, c.name);
+  if (c.error !== undefined) {
+    r.status(`${path}.error`, c.error);
+    return;
+  }
+  if (c.kind !== 'eds' && c.kind !== 'logical_dns' && c.kind !== 'aggregate')
+    r.fail(`${path}.kind`, `expected "eds", "logical_dns" or "aggregate", got ${show(c.kind)}`);
+  r.array(`${path}.lbPolicy`, c.lbPolicy);
+  r.count(`${path}.maxRequests`, c.maxRequests);
+  r.array(`${path}.overrideHostStatus`, c.overrideHostStatus);
+  if (c.outlierDetection !== undefined) r.object(`${path}.outlierDetection`, c.outlierDetection);
+  if (c.assignment === undefined) return;
+  const a = r.object(`${path}.assignment`, c.assignment);
+  r.array(`${path}.assignment.priorities`, a.priorities).forEach((p, i) => {
+    r.array(`${path}.assignment.priorities[${i}]`, p).forEach((l, j) => {
+      const at = `${path}.assignment.priorities[${i}][${j}]`;
+      const locality = r.object(at, l);
+      const name = r.object(`${at}.locality`, locality.locality);
+      for (const k of ['region', 'zone', 'subZone']) r.string(`${at}.locality.${k}`, name[k]);
+      r.count(`${at}.weight`, locality.weight);
+      checkEndpoints(r, `${at}.endpoints`, locality.endpoints);
+      (locality.endpoints as Json[]).forEach((e, k) => {
+        r.count(`${at}.endpoints[${k}].weight`, e.weight);
+        r.string(`${at}.endpoints[${k}].healthStatus`, e.healthStatus);
+      });
+    });
+  });
+  r.array(`${path}.assignment.drops`, a.drops).forEach((d, i) => {
+    const drop = r.object(`${path}.assignment.drops[${i}]`, d);
+    r.string(`${path}.assignment.drops[${i}].category`, drop.category);
+    r.count(`${path}.assignment.drops[${i}].perMillion`, drop.perMillion);
+  });
+}
+
+function readEvent(r: LineReader): RecordedEvent {
+  const v = r.value;
+  r.number('at');
+  switch (v.type) {
+    case 'update': {
+      if (v.config === undefined) r.fail('config', 'missing (the root LB config)');
+      if (v.error !== undefined) r.status('error', v.error);
+      else checkEndpoints(r, 'endpoints', v.endpoints);
+      if (v.xdsClusters !== undefined)
+        for (const [i, c] of r.array('xdsClusters').entries()) checkCluster(r, `xdsClusters[${i}]`, c);
+      return v as unknown as UpdateEvent;
+    }
+    case 'subchannel':
+      r.string('address');
+      r.state('state');
+      return v as unknown as RecordedEvent;
+    case 'health':
+      r.string('address');
+      if (typeof v.healthy !== 'boolean') r.fail('healthy', `expected true or false, got ${show(v.healthy)}`);
+      return v as unknown as RecordedEvent;
+    case 'picker':
+      r.state('state');
+      r.status('status', v.status);
+      return v as unknown as RecordedEvent;
+    case 'calls': {
+      r.array('endpoints').forEach((e, i) => {
+        const c = r.object(`endpoints[${i}]`, e);
+        r.string(`endpoints[${i}].address`, c.address);
+        for (const k of ['calls', 'errors', 'orcaReports']) r.count(`endpoints[${i}].${k}`, c[k]);
+        r.number(`endpoints[${i}].cpuUtilization`, c.cpuUtilization);
+      });
+      r.count('failedPicks');
+      r.count('droppedPicks');
+      return v as unknown as CallsEvent;
+    }
+    default:
+      return r.fail('type', `expected update, subchannel, health, picker, calls or end, got ${show(v.type)}`);
+  }
+}
+
+/**
+ * Reads a recording file's text (JSON lines, docs/recording-format.md). Throws a {@link RecordingError}
+ * naming the line and field of the first problem: not a recording, a newer format version, a line that is
+ * not JSON (a file cut mid-line), a missing `end` line (a truncated file), a field of the wrong type.
+ */
+export function readRecording(text: string, source = 'recording'): Recording {
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  const parsed = (i: number): LineReader => {
+    let value: unknown;
+    try {
+      value = JSON.parse(lines[i]!);
+    } catch (e) {
+      const cut = i === lines.length - 1 ? ' (the file ends mid-line: truncated?)' : '';
+      throw new RecordingError(`${source}: line ${i + 1}: not JSON${cut}: ${(e as Error).message}`);
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new RecordingError(`${source}: line ${i + 1}: expected a JSON object, got ${show(value)}`);
+    return new LineReader(i + 1, value as Json);
+  };
+  try {
+    if (lines.length === 0) throw new RecordingError('line 1: the file is empty');
+    const header = readHeader(parsed(0));
+    const events: RecordedEvent[] = [];
+    let end: EndLine | undefined;
+    for (let i = 1; i < lines.length; i++) {
+      const r = parsed(i);
+      if (end !== undefined) r.fail('type', `a line after the end line (line ${i})`);
+      if (r.value.type === 'end') {
+        const at = r.number('at');
+        const count = r.count('events');
+        if (count !== events.length)
+          r.fail(
+            'events',
+            `the end line counts ${count} events, the file has ${events.length}: lines are missing`,
+          );
+        end = { type: 'end', at, events: count };
+        continue;
+      }
+      events.push(readEvent(r));
+    }
+    if (end === undefined) {
+      throw new RecordingError(
+        `line ${lines.length + 1}: the file has no end line after its ${events.length} events: it is truncated`,
+      );
+    }
+    return { header, events, endAt: end.at };
+  } catch (e) {
+    if (e instanceof RecordingError && !e.message.startsWith(`${source}:`))
+      throw new RecordingError(`${source}: ${e.message}`);
+    throw e;
+  }
+}
