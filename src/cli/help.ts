@@ -40,7 +40,9 @@ const COMMANDS: Readonly<Record<CommandName, CommandHelp>> = {
     more: () => [['Demo scenarios', SCENARIOS.map((s) => [s.name, s.summary] as const)]],
   },
   simulate: {
-    usage: 'lbtree simulate --cluster FILE --endpoints FILE --scenario FILE [--html OUT.html]',
+    usage:
+      'lbtree simulate --cluster FILE --endpoints FILE --scenario FILE [--html OUT.html]\n' +
+      '       lbtree simulate --replay RECORDING [--config LB.yaml] [--xds-cluster NAME]',
     description:
       'Runs an xDS cluster in the deterministic simulator: an Envoy Cluster and ClusterLoadAssignment\n' +
       '(proto3 JSON or YAML) become lbtree’s policy tree (A52 LB policy registry, EDS → priority tree),\n' +
@@ -52,6 +54,15 @@ const COMMANDS: Readonly<Record<CommandName, CommandHelp>> = {
       ['--endpoints FILE', 'Its ClusterLoadAssignment'],
       ['--scenario FILE', 'Rate, step, duration and timed events (see examples/simulate/)'],
       ['--html OUT.html', 'Also write a self-contained page with charts'],
+      [
+        '--replay RECORDING',
+        'Replay a flight recording (README "Record and replay"): recorded beside simulated',
+      ],
+      [
+        '--config LB.yaml',
+        'With --replay: the same inputs under another LB config (an xDS cluster’s policy)',
+      ],
+      ['--xds-cluster NAME', 'With --replay: the cluster to replay when the channel used several'],
     ],
   },
   'control-plane': {

@@ -12,7 +12,7 @@ import { packageVersion } from './package-version.js';
 /** Which options each command takes (the rest are usage errors). */
 const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   demo: ['scenario', 'duration', 'fast', 'plain'],
-  simulate: ['cluster', 'endpoints', 'scenario', 'html'],
+  simulate: ['cluster', 'endpoints', 'scenario', 'html', 'replay', 'config', 'xds-cluster'],
   'control-plane': ['resources', 'port', 'host', 'print-bootstrap', 'bootstrap-file', 'node-id'],
 };
 
@@ -31,6 +31,9 @@ function parse(argv: string[]) {
         cluster: { type: 'string' },
         endpoints: { type: 'string' },
         html: { type: 'string' },
+        replay: { type: 'string' },
+        config: { type: 'string' },
+        'xds-cluster': { type: 'string' },
         resources: { type: 'string' },
         port: { type: 'string' },
         host: { type: 'string' },
@@ -72,7 +75,34 @@ async function main(argv: string[]): Promise<number> {
   for (const option of Object.keys(values))
     if (!allowed.includes(option)) throw new UsageError(`${command} takes no --${option} option`);
 
+  if (command === 'simulate' && values.replay !== undefined) {
+    const mixed = (['cluster', 'endpoints', 'scenario', 'html'] as const).filter(
+      (o) => values[o] !== undefined,
+    );
+    if (mixed.length > 0)
+      throw new UsageError(
+        `simulate --replay takes no --${mixed[0]} (the recording holds the tree and its inputs)`,
+      );
+    const { simulateReplay } = await import('./simulate/replay-command.js');
+    try {
+      simulateReplay(
+        {
+          replay: values.replay,
+          ...(values.config !== undefined ? { config: values.config } : {}),
+          ...(values['xds-cluster'] !== undefined ? { xdsCluster: values['xds-cluster'] } : {}),
+        },
+        (text) => process.stdout.write(text),
+      );
+    } catch (e) {
+      process.stderr.write(`lbtree simulate: ${(e as Error).message}\n`);
+      return 1;
+    }
+    return 0;
+  }
+
   if (command === 'simulate') {
+    if (values.config !== undefined || values['xds-cluster'] !== undefined)
+      throw new UsageError('--config and --xds-cluster go with --replay FILE');
     const { cluster, endpoints, scenario, html } = values;
     if (!cluster || !endpoints || !scenario)
       throw new UsageError('simulate needs --cluster, --endpoints and --scenario');

@@ -23,6 +23,7 @@ import type {
 import { xdsClustersOf } from '../xds/xds-config.js';
 import { readBackendMetrics } from './backend-metrics.js';
 import { fromGrpcState } from './connectivity.js';
+import { FLIGHT_RECORDER_OPTION } from './recorded-channels.js';
 import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
 
 /**
@@ -49,6 +50,7 @@ export class ChannelRecording {
         ? { endpoints: endpoints.value.map(recordedEndpoint) }
         : { error: { code: endpoints.status.code, details: endpoints.status.details } }),
       ...(resolutionNote ? { resolutionNote } : {}),
+      settings: plainSettings(attributes),
       ...(clusters
         ? { xdsClusters: [...clusters.clusters].map(([name, c]) => recordedCluster(name, c)) }
         : {}),
@@ -109,6 +111,17 @@ export class ChannelRecording {
   pickFailed(dropped: boolean): void {
     this.recorder.pickFailed(dropped);
   }
+}
+
+/** Channel options with plain values (settings such as `grpc.priority_failover_timeout_ms`), not grpc-js's own. */
+function plainSettings(attributes: ChannelArgs): Record<string, string | number | boolean> {
+  const settings: Record<string, string | number | boolean> = {};
+  for (const [key, value] of Object.entries(attributes)) {
+    if (key.startsWith('grpc.internal.') || key === FLIGHT_RECORDER_OPTION) continue;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+      settings[key] = value;
+  }
+  return settings;
 }
 
 /** The per-call ORCA report's CPU utilization (A51), read only when the trailer is there. */

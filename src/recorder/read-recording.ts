@@ -147,6 +147,7 @@ function readEvent(r: LineReader): RecordedEvent {
   switch (v.type) {
     case 'update': {
       if (v.config === undefined) r.fail('config', 'missing (the root LB config)');
+      if (v.settings !== undefined) r.object('settings');
       if (v.error !== undefined) r.status('error', v.error);
       else checkEndpoints(r, 'endpoints', v.endpoints);
       if (v.xdsClusters !== undefined)

@@ -90,6 +90,8 @@ export interface UpdateEvent {
   readonly endpoints?: readonly RecordedEndpoint[];
   readonly error?: RecordedStatus;
   readonly resolutionNote?: string;
+  /** The channel settings the tree reads (`grpc.priority_failover_timeout_ms`, …): options with plain values. */
+  readonly settings?: Readonly<Record<string, string | number | boolean>>;
   /** On an xDS channel: every cluster of the XdsConfig the update carries, or an error per cluster. */
   readonly xdsClusters?: readonly (
     | RecordedCluster

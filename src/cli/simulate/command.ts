@@ -14,7 +14,7 @@ export interface SimulateOptions {
 }
 
 /** YAML is a superset of JSON, so one parser reads both ways people write Envoy resources. */
-function readResource(path: string): unknown {
+export function readResource(path: string): unknown {
   try {
     return parseYaml(readFileSync(path, 'utf8'));
   } catch (e) {

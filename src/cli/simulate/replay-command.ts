@@ -1,0 +1,41 @@
+import { readFileSync } from 'node:fs';
+import { readRecording } from '../../recorder/index.js';
+import { readResource } from './command.js';
+import { replayRecording } from './replay.js';
+import { replayTextReport } from './replay-report.js';
+
+export interface ReplayCommandOptions {
+  /** The recording file (`FlightRecorder.export()`, docs/recording-format.md). */
+  readonly replay: string;
+  /** Another LB config (YAML or JSON): the root's, or for an xDS recording the cluster's endpoint-picking policy. */
+  readonly config?: string;
+  /** The xDS cluster to replay when the channel had several. */
+  readonly xdsCluster?: string;
+}
+
+/** `lbtree simulate --replay FILE [--config FILE] [--xds-cluster NAME]`: prints the recorded beside the simulated. */
+export function simulateReplay(options: ReplayCommandOptions, out: (text: string) => void): void {
+  let text: string;
+  try {
+    text = readFileSync(options.replay, 'utf8');
+  } catch (e) {
+    throw new Error(`--replay ${options.replay}: ${(e as Error).message}`);
+  }
+  const recording = readRecording(text, options.replay);
+  const config = options.config === undefined ? undefined : readResource(options.config);
+  const report = replayRecording(recording, {
+    ...(config !== undefined ? { config } : {}),
+    ...(options.xdsCluster !== undefined ? { cluster: options.xdsCluster } : {}),
+  });
+  const h = recording.header;
+  out(
+    `lbtree simulate --replay ${options.replay}${options.config ? ` under ${options.config}` : ''}\n` +
+      `recorded ${h.startedAt}${h.label ? ` (${h.label})` : ''}: ${recording.events.length} events over ` +
+      `${(recording.endAt / 1000).toFixed(1)} s, calls per ${h.intervalMs} ms` +
+      (h.droppedEvents > 0 ? `, ${h.droppedEvents} older events dropped by the ring` : '') +
+      '\n' +
+      (report.cluster !== undefined ? `xDS cluster: ${report.cluster}\n` : '') +
+      `root LB config replayed: ${JSON.stringify(report.config)}\n\n`,
+  );
+  out(`${replayTextReport(report)}\n`);
+}

@@ -1,0 +1,318 @@
+// `lbtree simulate --replay FILE`: a flight recording (docs/recording-format.md) replayed in the simulator.
+// The tree is rebuilt from the recorded updates (or under another config), the recorded inputs are played at
+// their times in virtual time — updates, each connection's states scripted onto the fake subchannels, and the
+// recorded call load of each interval spread evenly over it, each endpoint's calls failing at its recorded
+// error rate — and what the channel did (recorded) is set beside what the simulated tree does.
+//
+// Decisions the tree makes from the calls themselves (outlier ejection, weighted_round_robin's weights) are
+// not scripted: the simulated tree makes them again from the replayed call outcomes.
+
+import {
+  Code,
+  type ConnectivityState,
+  completeBackendMetricReport,
+  type PickArgs,
+  status,
+  unavailable,
+} from '../../core/index.js';
+import type { CallsEvent, RecordedEvent, Recording } from '../../recorder/index.js';
+import { type FakeSubchannel, Simulation, type SubchannelHandle, seededRandom } from '../../sim/index.js';
+import { ReplayError, ReplayTreeBuilder } from './replay-tree.js';
+import {
+  describeEndpoints,
+  type EndpointInfo,
+  priorityOrder,
+  type SimulationReport,
+  type Step,
+} from './run-scenario.js';
+
+export { ReplayError } from './replay-tree.js';
+
+export interface ReplayOptions {
+  /** Another LB config: the root's for a plain recording, the cluster's endpoint-picking policy for xDS. */
+  readonly config?: unknown;
+  /** The xDS cluster to replay when the channel had several. */
+  readonly cluster?: string;
+  readonly seed?: number;
+}
+
+/** The recorded and the simulated picture, step by step (one step per second, or per interval if longer). */
+export interface ReplayReport {
+  readonly stepMs: number;
+  readonly endpoints: readonly EndpointInfo[];
+  /** What the channel did: calls per endpoint by the time they ended, the root's state at each step's end. */
+  readonly recorded: SimulationReport;
+  /** What the simulated tree did with the same inputs. */
+  readonly simulated: SimulationReport;
+  /** The root's states in order, repeats left out. */
+  readonly recordedStates: readonly string[];
+  readonly simulatedStates: readonly string[];
+  /** The xDS cluster replayed (xDS recordings). */
+  readonly cluster: string | undefined;
+  /** The root LB config of the last tree the replay ran. */
+  readonly config: unknown;
+}
+
+/** Long enough that a fake subchannel never leaves TRANSIENT_FAILURE by itself: the recording drives it. */
+const NEVER_MS = 2 ** 40;
+const NO_METADATA: PickArgs['metadata'] = { get: () => [] };
+const REPLAYED_ERROR = status(Code.INTERNAL, 'the call failed (recorded error rate)');
+
+interface Counts {
+  picks: Map<string, number>;
+  queued: number;
+  failed: number;
+  errors: number;
+}
+
+const newCounts = (): Counts => ({ picks: new Map(), queued: 0, failed: 0, errors: 0 });
+
+function toStep(atMs: number, state: string, c: Counts): Step {
+  return {
+    atMs,
+    state,
+    picks: c.picks,
+    queued: c.queued,
+    failed: c.failed,
+    dropped: new Map(),
+    refused: 0,
+    errors: c.errors,
+  };
+}
+
+/** What each endpoint's calls did in one recorded interval. */
+interface IntervalLoad {
+  readonly index: number;
+  readonly errorRate: ReadonlyMap<string, number>;
+  readonly cpu: ReadonlyMap<string, number>;
+  readonly qps: ReadonlyMap<string, number>;
+}
+
+type Action =
+  | { readonly at: number; readonly order: number; readonly event: Exclude<RecordedEvent, CallsEvent> }
+  | { readonly at: number; readonly order: number; readonly load: IntervalLoad };
+
+function intervalLoad(index: number, calls: CallsEvent, intervalMs: number): IntervalLoad {
+  const errorRate = new Map<string, number>();
+  const cpu = new Map<string, number>();
+  const qps = new Map<string, number>();
+  for (const e of calls.endpoints) {
+    if (e.calls > 0) errorRate.set(e.address, e.errors / e.calls);
+    if (e.orcaReports > 0) {
+      cpu.set(e.address, e.cpuUtilization);
+      qps.set(e.address, (1000 * e.calls) / intervalMs);
+    }
+  }
+  return { index, errorRate, cpu, qps };
+}
+
+const dedupe = (states: readonly string[]) => states.filter((s, i) => i === 0 || s !== states[i - 1]);
+
+/** Replays a recording in the simulator; throws a {@link ReplayError} when it cannot be replayed. */
+export function replayRecording(recording: Recording, options: ReplayOptions = {}): ReplayReport {
+  const intervalMs = recording.header.intervalMs;
+  const stepMs = 1000 * Math.max(1, Math.ceil(intervalMs / 1000));
+  const endAt = Math.max(recording.endAt, 1);
+  const stepCount = Math.ceil(endAt / stepMs);
+  const builder = new ReplayTreeBuilder(options.config, options.cluster);
+  const sim = new Simulation({ seed: options.seed ?? 1, backoffMs: NEVER_MS });
+
+  // The recorded picture, straight from the file.
+  const recordedCounts = Array.from({ length: stepCount }, newCounts);
+  const actions: Action[] = [];
+  let order = 0;
+  let intervals = 0;
+  for (const event of recording.events) {
+    if (event.type !== 'calls') {
+      actions.push({ at: event.at, order: order++, event });
+      continue;
+    }
+    const counts = recordedCounts[Math.min(stepCount - 1, Math.floor(event.at / stepMs))]!;
+    for (const e of event.endpoints) {
+      counts.picks.set(e.address, (counts.picks.get(e.address) ?? 0) + e.calls);
+      counts.errors += e.errors;
+    }
+    counts.failed += event.failedPicks + event.droppedPicks;
+    // The interval's calls, spread evenly over it (the last one ends at the export).
+    const load = intervalLoad(intervals++, event, intervalMs);
+    const n = event.endpoints.reduce((a, e) => a + e.calls, 0) + event.failedPicks + event.droppedPicks;
+    const span = Math.max(1, Math.min(intervalMs, endAt - event.at));
+    for (let i = 0; i < n; i++) actions.push({ at: event.at + ((i + 0.5) * span) / n, order: order++, load });
+  }
+  // Events before picks at the same moment (a state change recorded at t applies to the calls at t).
+  actions.sort((a, b) => a.at - b.at || ('event' in b ? 1 : 0) - ('event' in a ? 1 : 0) || a.order - b.order);
+
+  const endpoints = new Map<string, EndpointInfo>();
+  const nameOf = new Map<string, string>();
+  const recordedState = new Map<string, { state: ConnectivityState; details: string | undefined }>();
+  const synced = new WeakSet<FakeSubchannel>();
+  let created = -1;
+  let treeConfig: unknown;
+  let started = false;
+  // A fake made after its address's recorded state changed starts where the recording says it is.
+  const syncNewFakes = () => {
+    if (sim.subchannelsCreated === created) return;
+    created = sim.subchannelsCreated;
+    for (const [address, fake] of sim.subchannels) {
+      if (synced.has(fake) || fake.released) continue;
+      synced.add(fake);
+      const recorded = recordedState.get(address);
+      if (recorded && recorded.state !== 'IDLE' && recorded.state !== fake.state) {
+        setState(fake, recorded.state, recorded.details);
+      }
+    }
+  };
+
+  const simCounts = Array.from({ length: stepCount }, newCounts);
+  const simStates: string[] = [];
+  const recordedStepStates: string[] = [];
+  let recordedRootState = '(none)';
+  const recordedStates: string[] = [];
+  let step = 0;
+  const closeStepsBefore = (at: number) => {
+    while (step < stepCount && (step + 1) * stepMs <= at) {
+      sim.advance(Math.max(0, (step + 1) * stepMs - sim.now));
+      syncNewFakes();
+      simStates.push(started ? sim.state : '(none)');
+      recordedStepStates.push(recordedRootState);
+      step++;
+    }
+  };
+
+  const random = seededRandom((options.seed ?? 1) ^ 0x5eed);
+  const hash = () => (BigInt(Math.floor(random() * 2 ** 32)) << 32n) | BigInt(Math.floor(random() * 2 ** 32));
+  const lastRate = new Map<string, number>();
+  const errorCredit = new Map<string, number>();
+  let loadIndex = -1;
+
+  for (const action of actions) {
+    closeStepsBefore(action.at);
+    sim.advance(Math.max(0, action.at - sim.now));
+    if ('event' in action) {
+      const event = action.event;
+      switch (event.type) {
+        case 'update': {
+          const tree = builder.build(event);
+          if (tree === undefined) break;
+          if (event.error !== undefined && event.xdsClusters === undefined) {
+            if (started) sim.updateError(unavailable(event.error.details));
+            break;
+          }
+          for (const e of tree.endpoints) for (const a of e.addresses) sim.script(a, 'hang');
+          if (!sim.update(tree.endpoints, tree.config, tree.attributes) && !started) {
+            throw new ReplayError(
+              `the tree rejected the ${options.config === undefined ? 'recorded' : 'given'} config: ${sim.lastConfigError?.message ?? sim.status.details}`,
+            );
+          }
+          started = true;
+          treeConfig = tree.config;
+          for (const info of describeEndpoints(tree.endpoints, priorityOrder(tree.config))) {
+            endpoints.set(info.name, info);
+            for (const a of info.addresses) nameOf.set(a, info.name);
+          }
+          break;
+        }
+        case 'subchannel': {
+          recordedState.set(event.address, { state: event.state, details: event.details });
+          const fake = sim.findSubchannel(event.address);
+          if (fake && !fake.released && fake.state !== event.state)
+            setState(fake, event.state, event.details);
+          break;
+        }
+        case 'health': {
+          const fake = sim.findSubchannel(event.address);
+          if (fake && !fake.released) fake.setHealth(event.healthy ? 'READY' : 'TRANSIENT_FAILURE');
+          break;
+        }
+        case 'picker':
+          recordedRootState = event.state;
+          recordedStates.push(event.state);
+          break;
+      }
+      syncNewFakes();
+      continue;
+    }
+    const load = action.load;
+    if (load.index !== loadIndex) {
+      loadIndex = load.index;
+      for (const [a, rate] of load.errorRate) lastRate.set(a, rate);
+    }
+    const counts = simCounts[Math.min(stepCount - 1, step)]!;
+    if (!started) {
+      counts.queued++;
+      continue;
+    }
+    const result = sim.picker.pick({ metadata: NO_METADATA, hash: hash() });
+    sim.flush();
+    syncNewFakes();
+    if (result.type === 'queue') counts.queued++;
+    else if (result.type !== 'complete') counts.failed++;
+    else {
+      const address = (result.subchannel as SubchannelHandle).key;
+      counts.picks.set(address, (counts.picks.get(address) ?? 0) + 1);
+      // Error diffusion: an endpoint's calls fail at its recorded rate, deterministically.
+      const credit =
+        (errorCredit.get(address) ?? 0) + (load.errorRate.get(address) ?? lastRate.get(address) ?? 0);
+      const fails = credit >= 1 - 1e-9;
+      errorCredit.set(address, fails ? credit - 1 : credit);
+      if (fails) counts.errors++;
+      const cpu = load.cpu.get(address);
+      result.onCallStarted?.();
+      result.onCallEnded?.(fails ? REPLAYED_ERROR : { code: Code.OK, details: '' }, {
+        backendMetrics:
+          cpu === undefined
+            ? undefined
+            : completeBackendMetricReport({ cpuUtilization: cpu, rpsFractional: load.qps.get(address) ?? 0 }),
+      });
+      sim.flush();
+    }
+  }
+  closeStepsBefore(stepCount * stepMs);
+  const simulatedStates = dedupe(sim.history.map((h) => h.state));
+  sim.destroy();
+
+  const byName = (counts: Counts): Counts => {
+    const picks = new Map<string, number>();
+    for (const [a, n] of counts.picks) {
+      const name = nameOf.get(a) ?? a;
+      picks.set(name, (picks.get(name) ?? 0) + n);
+    }
+    return { ...counts, picks };
+  };
+  const infos = [...endpoints.values()];
+  // Addresses the recording has calls for but no update named (a plain channel's own) are endpoints too.
+  for (const c of recordedCounts)
+    for (const a of c.picks.keys())
+      if (!nameOf.has(a)) {
+        nameOf.set(a, a);
+        infos.push({
+          name: a,
+          addresses: [a],
+          locality: '(none)',
+          priority: '(none)',
+          priorityChild: '(none)',
+        });
+      }
+  const report = (counts: Counts[], states: string[]): SimulationReport => ({
+    endpoints: infos,
+    steps: counts.map((c, i) => toStep(i * stepMs, states[i] ?? '(none)', byName(c))),
+    events: [],
+  });
+  return {
+    stepMs,
+    endpoints: infos,
+    recorded: report(recordedCounts, recordedStepStates),
+    simulated: report(simCounts, simStates),
+    recordedStates: dedupe(recordedStates),
+    simulatedStates,
+    cluster: builder.cluster,
+    config: treeConfig,
+  };
+}
+
+function setState(fake: FakeSubchannel, state: ConnectivityState, details: string | undefined): void {
+  fake.setState(
+    state,
+    state === 'TRANSIENT_FAILURE' ? unavailable(`${fake.key}: ${details ?? 'connection failed'}`) : undefined,
+  );
+}
