@@ -1,6 +1,7 @@
 import { experimental, type status as GrpcStatus, type Metadata } from '@grpc/grpc-js';
 import {
   addressKey,
+  type CancelTimer,
   type ChannelArgs,
   type ConnectivityState,
   ENDPOINT_WEIGHT,
@@ -9,6 +10,7 @@ import {
   HIERARCHICAL_PATH,
   LOCALITY,
   LOCALITY_WEIGHT,
+  realClock,
   type Status,
   type StatusOr,
   TRANSIENT_FAILURE,
@@ -32,8 +34,14 @@ import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
  * adapter) how calls end, per endpoint.
  */
 export class ChannelRecording {
-  /** Complete-pick results that count the call's end, one per handle (built on its first pick). */
-  private readonly results = new WeakMap<GrpcSubchannelHandle, experimental.PickResult>();
+  /** Per handle: its address's counters and the complete-pick result that counts the call's end. */
+  private readonly handles = new WeakMap<
+    GrpcSubchannelHandle,
+    { readonly counter: EndpointCalls; readonly result: experimental.PickResult }
+  >();
+
+  /** The last state recorded per address. */
+  private readonly states = new Map<string, ConnectivityState>();
 
   constructor(readonly recorder: FlightRecorder) {}
 
@@ -58,18 +66,36 @@ export class ChannelRecording {
     this.recorder.update(event);
   }
 
+  /** A timer of the tree on the wall clock, recorded when it fires: the replay runs it as late as it ran. */
+  timer(delayMs: number, fn: () => void): CancelTimer {
+    const recorder = this.recorder;
+    const setAt = recorder.now();
+    return realClock.setTimer(delayMs, () => {
+      recorder.timerFired(setAt, delayMs);
+      fn();
+    });
+  }
+
   picker(state: ConnectivityState, status: Status): void {
     this.recorder.picker(state, status);
   }
 
-  /** Records the states and health of a grpc-js subchannel until the returned function is called. */
+  /**
+   * Records the states and health of a grpc-js subchannel until the returned function is called. An address
+   * can have more than one grpc-js subchannel (made with other options); a state it already has is not
+   * recorded again.
+   */
   watch(address: string, subchannel: experimental.SubchannelInterface): () => void {
     const recorder = this.recorder;
-    recorder.subchannelState(address, fromGrpcState(subchannel.getConnectivityState()));
-    const onState: experimental.ConnectivityStateListener = (_s, _previous, next, _k, errorMessage) => {
-      const state = fromGrpcState(next);
-      recorder.subchannelState(address, state, state === TRANSIENT_FAILURE ? errorMessage : undefined);
+    const states = this.states;
+    const record = (state: ConnectivityState, details?: string) => {
+      if (states.get(address) === state) return;
+      states.set(address, state);
+      recorder.subchannelState(address, state, state === TRANSIENT_FAILURE ? details : undefined);
     };
+    record(fromGrpcState(subchannel.getConnectivityState()));
+    const onState: experimental.ConnectivityStateListener = (_s, _previous, next, _k, errorMessage) =>
+      record(fromGrpcState(next), errorMessage);
     const onHealth: experimental.HealthListener = (healthy) => recorder.subchannelHealth(address, healthy);
     subchannel.addConnectivityStateListener(onState);
     subchannel.addHealthStateWatcher(onHealth);
@@ -79,20 +105,28 @@ export class ChannelRecording {
     };
   }
 
-  /** The handle's complete-pick result, counting each call's end on the handle's address. */
-  completeResult(handle: GrpcSubchannelHandle): experimental.PickResult {
-    let result = this.results.get(handle);
-    if (result === undefined) {
-      result = Object.freeze({
-        pickResultType: experimental.PickResultType.COMPLETE,
-        subchannel: handle.grpc,
-        status: null,
-        onCallStarted: null,
-        onCallEnded: this.callEnded(handle.key, null),
-      });
-      this.results.set(handle, result);
+  /**
+   * Counts a pick of the handle's endpoint and returns the complete-pick result without policy hooks, which
+   * counts the call's end (both made on the handle's first pick and kept: nothing is allocated per pick).
+   */
+  picked(handle: GrpcSubchannelHandle): experimental.PickResult {
+    let entry = this.handles.get(handle);
+    if (entry === undefined) {
+      const counter = this.recorder.endpoint(handle.key);
+      entry = {
+        counter,
+        result: Object.freeze({
+          pickResultType: experimental.PickResultType.COMPLETE,
+          subchannel: handle.grpc,
+          status: null,
+          onCallStarted: null,
+          onCallEnded: this.callEnded(handle.key, null),
+        }),
+      };
+      this.handles.set(handle, entry);
     }
-    return result;
+    this.recorder.picked(entry.counter);
+    return entry.result;
   }
 
   /** A call-end hook that counts the call, then runs the policy's own hook (`then`) when there is one. */

@@ -3,6 +3,7 @@ import {
   type Address,
   Attributes,
   addressKey,
+  type Clock,
   type ConnectivityState,
   type Helper,
   type Picker,
@@ -75,7 +76,12 @@ function sameOptions(a: ChannelOptions, b: ChannelOptions): boolean {
  * every creation, so asking again for each of 10,000 held addresses would cost 10,000² / 2 comparisons.
  */
 export class GrpcHelperAdapter implements Helper {
-  readonly clock = realClock;
+  /** The wall clock; while the channel records, the tree's timers are recorded as they fire (their lateness). */
+  readonly clock: Clock = {
+    now: realClock.now,
+    setTimer: (delayMs, fn) =>
+      this.recording === null ? realClock.setTimer(delayMs, fn) : this.recording.timer(delayMs, fn),
+  };
   private options: ChannelOptions = {};
   private readonly held = new Map<string, HeldSubchannel>();
   private readonly securityOptions = new WeakMap<

@@ -90,8 +90,9 @@ export class GrpcPickerAdapter implements experimental.Picker {
     const result = this.picker.pick(args);
     if (result.type === 'complete') {
       const handle = result.subchannel as GrpcSubchannelHandle;
+      const recorded = this.recording?.picked(handle);
       if (result.onCallStarted === undefined && result.onCallEnded === undefined)
-        return this.recording === null ? handle.completeResult : this.recording.completeResult(handle);
+        return recorded ?? handle.completeResult;
       // Results with call hooks (least_request's counters) are stable per endpoint: convert each once.
       let hooked = this.converted.get(result);
       if (!hooked) {

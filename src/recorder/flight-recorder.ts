@@ -33,6 +33,7 @@ export const DEFAULT_INTERVAL_MS = 1000;
  * recorder's life: a call's end only adds to it, so recording allocates nothing per call.
  */
 export class EndpointCalls {
+  picks = 0;
   calls = 0;
   errors = 0;
   orcaReports = 0;
@@ -128,6 +129,11 @@ export class FlightRecorder {
     this.push({ type: 'health', at: this.now(), address, healthy });
   }
 
+  /** A timer the tree set at `setAt` for `delayMs` fired now (a replay runs it as late). */
+  timerFired(setAt: number, delayMs: number): void {
+    if (delayMs > 0) this.push({ type: 'timer', at: this.now(), setAt, delayMs });
+  }
+
   picker(state: ConnectivityState, status: Status): void {
     this.push({
       type: 'picker',
@@ -147,18 +153,29 @@ export class FlightRecorder {
     return counter;
   }
 
+  /** The root's picker sent a call to `counter`'s endpoint. */
+  picked(counter: EndpointCalls): void {
+    this.roll();
+    this.list(counter);
+    counter.picks++;
+  }
+
   /** A call on `counter`'s endpoint ended; `cpuUtilization` when its trailers had an ORCA report. */
   callEnded(counter: EndpointCalls, ok: boolean, cpuUtilization?: number): void {
     this.roll();
-    if (!counter.listed) {
-      counter.listed = true;
-      this.listed.push(counter);
-    }
+    this.list(counter);
     counter.calls++;
     if (!ok) counter.errors++;
     if (cpuUtilization !== undefined) {
       counter.orcaReports++;
       counter.cpuUtilizationSum += cpuUtilization;
+    }
+  }
+
+  private list(counter: EndpointCalls): void {
+    if (!counter.listed) {
+      counter.listed = true;
+      this.listed.push(counter);
     }
   }
 
@@ -217,6 +234,7 @@ export class FlightRecorder {
     const done = this.currentCalls();
     if (done) this.push(done);
     for (const c of this.listed) {
+      c.picks = 0;
       c.calls = 0;
       c.errors = 0;
       c.orcaReports = 0;
@@ -237,6 +255,7 @@ export class FlightRecorder {
       at: this.intervalStart,
       endpoints: this.listed.map((c) => ({
         address: c.address,
+        picks: c.picks,
         calls: c.calls,
         errors: c.errors,
         orcaReports: c.orcaReports,
@@ -276,6 +295,7 @@ export class FlightRecorder {
         b.health.set(event.address, event);
         break;
       case 'calls':
+      case 'timer':
         break;
     }
   }

@@ -162,6 +162,10 @@ function readEvent(r: LineReader): RecordedEvent {
       r.string('address');
       if (typeof v.healthy !== 'boolean') r.fail('healthy', `expected true or false, got ${show(v.healthy)}`);
       return v as unknown as RecordedEvent;
+    case 'timer':
+      r.number('setAt');
+      r.number('delayMs');
+      return v as unknown as RecordedEvent;
     case 'picker':
       r.state('state');
       r.status('status', v.status);
@@ -170,7 +174,7 @@ function readEvent(r: LineReader): RecordedEvent {
       r.array('endpoints').forEach((e, i) => {
         const c = r.object(`endpoints[${i}]`, e);
         r.string(`endpoints[${i}].address`, c.address);
-        for (const k of ['calls', 'errors', 'orcaReports']) r.count(`endpoints[${i}].${k}`, c[k]);
+        for (const k of ['picks', 'calls', 'errors', 'orcaReports']) r.count(`endpoints[${i}].${k}`, c[k]);
         r.number(`endpoints[${i}].cpuUtilization`, c.cpuUtilization);
       });
       r.count('failedPicks');
@@ -178,7 +182,10 @@ function readEvent(r: LineReader): RecordedEvent {
       return v as unknown as CallsEvent;
     }
     default:
-      return r.fail('type', `expected update, subchannel, health, picker, calls or end, got ${show(v.type)}`);
+      return r.fail(
+        'type',
+        `expected update, subchannel, health, picker, calls, timer or end, got ${show(v.type)}`,
+      );
   }
 }
 

@@ -127,6 +127,9 @@ export interface PickerEvent {
 
 export interface EndpointCallsRecord {
   readonly address: string;
+  /** Calls the root's picker sent to this endpoint in the interval (its share of picks). */
+  readonly picks: number;
+  /** Calls to this endpoint that ended in the interval. */
   readonly calls: number;
   /** Calls that ended with a status other than OK. */
   readonly errors: number;
@@ -136,7 +139,7 @@ export interface EndpointCallsRecord {
   readonly cpuUtilization: number;
 }
 
-/** Call outcomes of one interval, `[at, at + intervalMs)`, by the time each call ended. */
+/** Picks and call outcomes of one interval, `[at, at + intervalMs)`: picks when made, outcomes when calls ended. */
 export interface CallsEvent {
   readonly type: 'calls';
   readonly at: number;
@@ -146,7 +149,24 @@ export interface CallsEvent {
   readonly droppedPicks: number;
 }
 
-export type RecordedEvent = UpdateEvent | SubchannelEvent | HealthEvent | PickerEvent | CallsEvent;
+/**
+ * A timer of the tree fired (`at`), set at `setAt` for `delayMs`: on a busy process timers run late, and a
+ * decision taken on a timer (an outlier detection interval) happens when it ran, not when it was due.
+ */
+export interface TimerEvent {
+  readonly type: 'timer';
+  readonly at: number;
+  readonly setAt: number;
+  readonly delayMs: number;
+}
+
+export type RecordedEvent =
+  | UpdateEvent
+  | SubchannelEvent
+  | HealthEvent
+  | PickerEvent
+  | CallsEvent
+  | TimerEvent;
 
 /** The last line: its presence tells a complete file from a truncated one. */
 export interface EndLine {

@@ -16,13 +16,24 @@ export class VirtualClock implements Clock {
   private seq = 0;
   private depth = 0;
   private readonly heap: Timer[] = [];
+  /**
+   * How much later than asked a timer set now for `delayMs` runs (default: on time). A replayed recording sets
+   * it to the lateness the recorded channel's timers had.
+   */
+  lateness: ((delayMs: number, now: number) => number) | null = null;
 
   now(): number {
     return this.current;
   }
 
   setTimer(delayMs: number, fn: () => void): CancelTimer {
-    const timer: Timer = { at: this.current + Math.max(0, delayMs), seq: this.seq++, fn, cancelled: false };
+    const late = this.lateness === null ? 0 : this.lateness(delayMs, this.current);
+    const timer: Timer = {
+      at: this.current + Math.max(0, delayMs) + late,
+      seq: this.seq++,
+      fn,
+      cancelled: false,
+    };
     this.push(timer);
     return () => {
       timer.cancelled = true;

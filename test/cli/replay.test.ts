@@ -45,7 +45,7 @@ const ROOT_CONFIG = {
   },
 };
 
-/** Calls ended in one interval: `calls` per address, `errors` per address. */
+/** One interval's calls, each picked and ended at once: `calls` per address, of which `errors` failed. */
 function callsFor(
   recorder: FlightRecorder,
   clock: VirtualClock,
@@ -60,7 +60,9 @@ function callsFor(
   const start = clock.now();
   list.forEach((c, i) => {
     clock.advance(Math.max(0, start + Math.floor((i * 1000) / total) - clock.now()));
-    recorder.callEnded(recorder.endpoint(c.a), !c.fail);
+    const counter = recorder.endpoint(c.a);
+    recorder.picked(counter);
+    recorder.callEnded(counter, !c.fail);
   });
   clock.advance(start + 1000 - clock.now());
 }

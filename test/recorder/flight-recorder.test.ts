@@ -55,12 +55,15 @@ test('maxEvents 1 keeps one event; 0, fractions and a zero interval are refused 
   );
 });
 
-test('calls are counted per endpoint and interval: calls, errors, ORCA reports and their mean utilization', () => {
+test('calls are counted per endpoint and interval: picks, ended calls, errors, ORCA reports and their mean utilization', () => {
   const clock = new VirtualClock();
   const recorder = new FlightRecorder({ clock, intervalMs: 1000 });
   const a = recorder.endpoint('10.0.0.1:80');
   const b = recorder.endpoint('10.0.0.2:80');
   assert.equal(recorder.endpoint('10.0.0.1:80'), a, 'one counter object per address');
+  recorder.picked(a);
+  recorder.picked(a);
+  recorder.picked(a);
   recorder.callEnded(a, true, 0.2);
   recorder.callEnded(a, false, 0.4);
   recorder.callEnded(b, true);
@@ -78,8 +81,15 @@ test('calls are counted per endpoint and interval: calls, errors, ORCA reports a
     type: 'calls',
     at: 0,
     endpoints: [
-      { address: '10.0.0.1:80', calls: 2, errors: 1, orcaReports: 2, cpuUtilization: 0.30000000000000004 },
-      { address: '10.0.0.2:80', calls: 2, errors: 1, orcaReports: 0, cpuUtilization: 0 },
+      {
+        address: '10.0.0.1:80',
+        picks: 3,
+        calls: 2,
+        errors: 1,
+        orcaReports: 2,
+        cpuUtilization: 0.30000000000000004,
+      },
+      { address: '10.0.0.2:80', picks: 0, calls: 2, errors: 1, orcaReports: 0, cpuUtilization: 0 },
     ],
     failedPicks: 1,
     droppedPicks: 0,
@@ -185,7 +195,7 @@ test('bad fields are named by line and path', () => {
       /line 2: state: expected a connectivity state/,
     ],
     [
-      `${header()}\n{"type":"calls","at":0,"endpoints":[{"address":"a","calls":-1,"errors":0,"orcaReports":0,"cpuUtilization":0}],"failedPicks":0,"droppedPicks":0}\n${end(1)}`,
+      `${header()}\n{"type":"calls","at":0,"endpoints":[{"address":"a","picks":0,"calls":-1,"errors":0,"orcaReports":0,"cpuUtilization":0}],"failedPicks":0,"droppedPicks":0}\n${end(1)}`,
       /line 2: endpoints\[0\]\.calls: expected a count/,
     ],
     [
@@ -194,7 +204,7 @@ test('bad fields are named by line and path', () => {
     ],
     [
       `${header()}\n{"type":"noise","at":0}\n${end(1)}`,
-      /line 2: type: expected update, subchannel, health, picker, calls or end, got "noise"/,
+      /line 2: type: expected update, subchannel, health, picker, calls, timer or end, got "noise"/,
     ],
     [`${header()}\n[1]\n${end(1)}`, /line 2: expected a JSON object, got \[1\]/],
   ];

@@ -1,11 +1,12 @@
 // `lbtree simulate --replay FILE`: a flight recording (docs/recording-format.md) replayed in the simulator.
 // The tree is rebuilt from the recorded updates (or under another config), the recorded inputs are played at
 // their times in virtual time — updates, each connection's states scripted onto the fake subchannels, and the
-// recorded call load of each interval spread evenly over it, each endpoint's calls failing at its recorded
-// error rate — and what the channel did (recorded) is set beside what the simulated tree does.
+// recorded picks of each interval spread evenly over it, each endpoint's calls failing at its recorded error
+// rate — and what the channel did (recorded) is set beside what the simulated tree does.
 //
 // Decisions the tree makes from the calls themselves (outlier ejection, weighted_round_robin's weights) are
-// not scripted: the simulated tree makes them again from the replayed call outcomes.
+// not scripted: the simulated tree makes them again from the replayed call outcomes, on timers that run as
+// late as the channel's did (a busy process runs a 1 s timer some milliseconds late, and the drift adds up).
 
 import {
   Code,
@@ -40,7 +41,7 @@ export interface ReplayOptions {
 export interface ReplayReport {
   readonly stepMs: number;
   readonly endpoints: readonly EndpointInfo[];
-  /** What the channel did: calls per endpoint by the time they ended, the root's state at each step's end. */
+  /** What the channel did: picks per endpoint, the root's state at each step's end. */
   readonly recorded: SimulationReport;
   /** What the simulated tree did with the same inputs. */
   readonly simulated: SimulationReport;
@@ -106,6 +107,39 @@ function intervalLoad(index: number, calls: CallsEvent, intervalMs: number): Int
   return { index, errorRate, cpu, qps };
 }
 
+/**
+ * The lateness of each recorded timer, found by its delay and the time it was set (within 1.5 ms: the file
+ * has whole milliseconds), each used once: the simulated tree's timers then run when the channel's ran.
+ */
+function recordedLateness(events: readonly RecordedEvent[]): (delayMs: number, now: number) => number {
+  const byDelay = new Map<number, { setAt: number; late: number; used: boolean }[]>();
+  for (const e of events) {
+    if (e.type !== 'timer') continue;
+    let list = byDelay.get(e.delayMs);
+    if (list === undefined) {
+      list = [];
+      byDelay.set(e.delayMs, list);
+    }
+    list.push({ setAt: e.setAt, late: Math.max(0, e.at - e.setAt - e.delayMs), used: false });
+  }
+  for (const list of byDelay.values()) list.sort((a, b) => a.setAt - b.setAt);
+  const first = new Map<number, number>();
+  return (delayMs, now) => {
+    const list = byDelay.get(delayMs);
+    if (list === undefined) return 0;
+    let i = first.get(delayMs) ?? 0;
+    while (i < list.length && list[i]!.setAt < now - 1.5) i++;
+    first.set(delayMs, i);
+    for (let j = i; j < list.length && list[j]!.setAt <= now + 1.5; j++) {
+      if (!list[j]!.used) {
+        list[j]!.used = true;
+        return list[j]!.late;
+      }
+    }
+    return 0;
+  };
+}
+
 const dedupe = (states: readonly string[]) => states.filter((s, i) => i === 0 || s !== states[i - 1]);
 
 /** Replays a recording in the simulator; throws a {@link ReplayError} when it cannot be replayed. */
@@ -116,6 +150,7 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
   const stepCount = Math.ceil(endAt / stepMs);
   const builder = new ReplayTreeBuilder(options.config, options.cluster);
   const sim = new Simulation({ seed: options.seed ?? 1, backoffMs: NEVER_MS });
+  sim.clock.lateness = recordedLateness(recording.events);
 
   // The recorded picture, straight from the file.
   const recordedCounts = Array.from({ length: stepCount }, newCounts);
@@ -129,13 +164,13 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
     }
     const counts = recordedCounts[Math.min(stepCount - 1, Math.floor(event.at / stepMs))]!;
     for (const e of event.endpoints) {
-      counts.picks.set(e.address, (counts.picks.get(e.address) ?? 0) + e.calls);
+      counts.picks.set(e.address, (counts.picks.get(e.address) ?? 0) + e.picks);
       counts.errors += e.errors;
     }
     counts.failed += event.failedPicks + event.droppedPicks;
     // The interval's calls, spread evenly over it (the last one ends at the export).
     const load = intervalLoad(intervals++, event, intervalMs);
-    const n = event.endpoints.reduce((a, e) => a + e.calls, 0) + event.failedPicks + event.droppedPicks;
+    const n = event.endpoints.reduce((a, e) => a + e.picks, 0) + event.failedPicks + event.droppedPicks;
     const span = Math.max(1, Math.min(intervalMs, endAt - event.at));
     for (let i = 0; i < n; i++) actions.push({ at: event.at + ((i + 0.5) * span) / n, order: order++, load });
   }
@@ -185,6 +220,45 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
   const errorCredit = new Map<string, number>();
   let loadIndex = -1;
 
+  /** Makes one call; false when the picker queued it. */
+  const pick = (load: IntervalLoad): boolean => {
+    const counts = simCounts[Math.min(stepCount - 1, step)]!;
+    const result = sim.picker.pick({ metadata: NO_METADATA, hash: hash() });
+    sim.flush();
+    syncNewFakes();
+    if (result.type === 'queue') return false;
+    if (result.type !== 'complete') {
+      counts.failed++;
+      return true;
+    }
+    const address = (result.subchannel as SubchannelHandle).key;
+    counts.picks.set(address, (counts.picks.get(address) ?? 0) + 1);
+    // Error diffusion: an endpoint's calls fail at its recorded rate, deterministically.
+    const credit =
+      (errorCredit.get(address) ?? 0) + (load.errorRate.get(address) ?? lastRate.get(address) ?? 0);
+    const fails = credit >= 1 - 1e-9;
+    errorCredit.set(address, fails ? credit - 1 : credit);
+    if (fails) counts.errors++;
+    const cpu = load.cpu.get(address);
+    result.onCallStarted?.();
+    result.onCallEnded?.(fails ? REPLAYED_ERROR : { code: Code.OK, details: '' }, {
+      backendMetrics:
+        cpu === undefined
+          ? undefined
+          : completeBackendMetricReport({ cpuUtilization: cpu, rpsFractional: load.qps.get(address) ?? 0 }),
+    });
+    sim.flush();
+    return true;
+  };
+  // Queued calls are picked again with each new picker, as a channel does: they complete when it serves.
+  let queued: IntervalLoad[] = [];
+  let queuedFor = sim.picker;
+  const retryQueued = () => {
+    if (queued.length === 0 || sim.picker === queuedFor) return;
+    queuedFor = sim.picker;
+    queued = queued.filter((load) => !pick(load));
+  };
+
   for (const action of actions) {
     closeStepsBefore(action.at);
     sim.advance(Math.max(0, action.at - sim.now));
@@ -228,8 +302,11 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
           recordedRootState = event.state;
           recordedStates.push(event.state);
           break;
+        case 'timer':
+          break;
       }
       syncNewFakes();
+      retryQueued();
       continue;
     }
     const load = action.load;
@@ -237,34 +314,15 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
       loadIndex = load.index;
       for (const [a, rate] of load.errorRate) lastRate.set(a, rate);
     }
-    const counts = simCounts[Math.min(stepCount - 1, step)]!;
+    retryQueued();
     if (!started) {
-      counts.queued++;
+      simCounts[Math.min(stepCount - 1, step)]!.queued++;
       continue;
     }
-    const result = sim.picker.pick({ metadata: NO_METADATA, hash: hash() });
-    sim.flush();
-    syncNewFakes();
-    if (result.type === 'queue') counts.queued++;
-    else if (result.type !== 'complete') counts.failed++;
-    else {
-      const address = (result.subchannel as SubchannelHandle).key;
-      counts.picks.set(address, (counts.picks.get(address) ?? 0) + 1);
-      // Error diffusion: an endpoint's calls fail at its recorded rate, deterministically.
-      const credit =
-        (errorCredit.get(address) ?? 0) + (load.errorRate.get(address) ?? lastRate.get(address) ?? 0);
-      const fails = credit >= 1 - 1e-9;
-      errorCredit.set(address, fails ? credit - 1 : credit);
-      if (fails) counts.errors++;
-      const cpu = load.cpu.get(address);
-      result.onCallStarted?.();
-      result.onCallEnded?.(fails ? REPLAYED_ERROR : { code: Code.OK, details: '' }, {
-        backendMetrics:
-          cpu === undefined
-            ? undefined
-            : completeBackendMetricReport({ cpuUtilization: cpu, rpsFractional: load.qps.get(address) ?? 0 }),
-      });
-      sim.flush();
+    if (!pick(load)) {
+      simCounts[Math.min(stepCount - 1, step)]!.queued++;
+      queued.push(load);
+      queuedFor = sim.picker;
     }
   }
   closeStepsBefore(stepCount * stepMs);
