@@ -4,10 +4,6 @@
 // in the simulator, and the simulated tree must do what the channel did: the same root states in the same
 // order, and every second's share per priority, locality and endpoint within 5 points of the recorded one.
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-
-const require = createRequire(import.meta.url);
-
 import { after, before, test } from 'node:test';
 import { replayRecording } from '../../src/cli/simulate/replay.js';
 import { replayTextReport, shareGaps } from '../../src/cli/simulate/replay-report.js';
