@@ -153,6 +153,8 @@ export interface PolicyHarnessOptions {
    * whole list connected in one update instead of n connections completing one by one.
    */
   readonly connected?: boolean;
+  /** The channel options the policy gets with each update (default none). */
+  readonly channelOptions?: Record<string, unknown>;
 }
 
 export function createGrpcJsPolicyHarness(
@@ -209,7 +211,7 @@ export function createGrpcJsPolicyHarness(
   // real channel puts above round_robin, and it drops updates from the policy once destroyed.
   const lb = new experimental.ChildLoadBalancerHandler(helper);
   const config = experimental.parseLoadBalancingConfig(lbConfig as LoadBalancingConfig);
-  const channelOptions = {};
+  const channelOptions = options.channelOptions ?? {};
   // One reusable PickArgs: the round_robin/pick_first pickers never read or mutate it.
   const pickArgs: experimental.PickArgs = { metadata: new Metadata(), extraPickInfo: {} };
 

@@ -6,6 +6,7 @@
 import { runAdapterBench } from './adapter.js';
 import { runEdsDecodeBench } from './eds-decode.js';
 import { runPriorityBench } from './priority.js';
+import { runRecorderBench } from './recorder.js';
 import { runRegexRewriteBench } from './regex-rewrite.js';
 import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
@@ -25,6 +26,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   'xds-channel': runXdsChannelBench,
   'weighted-round-robin': runWeightedRoundRobinBench,
   'eds-decode': runEdsDecodeBench,
+  recorder: runRecorderBench,
 };
 
 const filter = process.argv.slice(2);

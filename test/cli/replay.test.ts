@@ -2,11 +2,16 @@
 // simulator's clock, read back from its file text, replayed. The channel it describes: an xDS cluster with two
 // priorities (gRFC A56), priority 0's connections lost at 3 s, priority 1 taking over.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { replayRecording } from '../../src/cli/simulate/replay.js';
 import { shareGaps } from '../../src/cli/simulate/replay-report.js';
 import { FlightRecorder, type RecordedCluster, readRecording } from '../../src/recorder/index.js';
 import { VirtualClock } from '../../src/sim/index.js';
+import { nodeScript } from '../support/child-node.js';
 
 const A1 = '10.0.0.1:80';
 const A2 = '10.0.0.2:80';
@@ -178,4 +183,51 @@ test('replay: a plain (non-xDS) recording replays its root config; a recorded re
     shareGaps(report).filter((g) => g.points > 0),
     [],
   );
+});
+
+test('lbtree simulate --replay prints recorded beside simulated; --config replays under ring_hash; a truncated or newer file is refused by line', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lbtree-replay-'));
+  const file = join(dir, 'failover.lbrec');
+  const text = failoverRecording();
+  writeFileSync(file, text);
+  const ring = join(dir, 'ring.yaml');
+  writeFileSync(ring, '- ring_hash_experimental: { minRingSize: 1024, maxRingSize: 1024 }\n');
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, nodeScript('src/cli/main.ts', 'simulate', ...args), {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+  const plain = run('--replay', file);
+  assert.equal(plain.status, 0, plain.stderr);
+  assert.match(plain.stdout, /xDS cluster: svc/);
+  assert.match(plain.stdout, /^ {6}4s {2}recorded {2}READY .*priority 1=100%/m);
+  assert.match(plain.stdout, /^ {10}simulated READY .*priority 1=100%/m);
+  assert.match(
+    plain.stdout,
+    /recorded: {2}CONNECTING → READY → CONNECTING → READY\n {2}simulated: CONNECTING → READY → CONNECTING → READY\n {2}the same order/,
+  );
+  const other = run('--replay', file, '--config', ring);
+  assert.equal(other.status, 0, other.stderr);
+  assert.match(other.stdout, /under .*ring\.yaml/);
+  assert.match(other.stdout, /root LB config replayed: .*ring_hash_experimental/);
+  // Cut after the header and three events: no end line.
+  const truncated = join(dir, 'truncated.lbrec');
+  writeFileSync(truncated, `${text.split('\n').slice(0, 4).join('\n')}\n`);
+  const cut = run('--replay', truncated);
+  assert.equal(cut.status, 1);
+  assert.equal(
+    cut.stderr,
+    `lbtree simulate: ${truncated}: line 5: the file has no end line after its 3 events: it is truncated\n`,
+  );
+  const newer = join(dir, 'newer.lbrec');
+  writeFileSync(newer, text.replace('"version":1', '"version":7'));
+  const refused = run('--replay', newer);
+  assert.equal(refused.status, 1);
+  assert.match(
+    refused.stderr,
+    /line 1: version: the file is format version 7; this lbtree reads version 1 and older/,
+  );
+  const mixed = run('--replay', file, '--scenario', 'x.yaml');
+  assert.notEqual(mixed.status, 0);
+  assert.match(mixed.stderr, /simulate --replay takes no --scenario/);
 });
