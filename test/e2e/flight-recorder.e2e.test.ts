@@ -61,8 +61,10 @@ test('a recorded channel through an outlier ejection and a priority failover rep
       ],
     }),
   );
-  // Intervals of 100 ms: a backend's error rate starts within 100 ms of when it did.
-  const recorder = new FlightRecorder({ intervalMs: 10, label: 'xds:///recorded' });
+  // Intervals of 1 ms: the replay spreads each interval's picks evenly over it, so a burst (the calls queued
+  // while the first connection came up, all picked the moment it was READY) stays a burst, and a backend's
+  // errors start within a millisecond of when they did. The ring holds the whole run.
+  const recorder = new FlightRecorder({ intervalMs: 1, maxEvents: 200_000, label: 'xds:///recorded' });
   const client = new BackendClient('xds:///recorded', grpc.credentials.createInsecure(), {
     'grpc.initial_reconnect_backoff_ms': 100,
     'grpc.max_reconnect_backoff_ms': 500,
@@ -120,8 +122,9 @@ test('a recorded channel through an outlier ejection and a priority failover rep
   assert.deepEqual(report.simulatedStates, report.recordedStates, `states in the same order\n${text}`);
   const compared = shareGaps(report);
   assert.ok(compared.length >= 3 * 4, `at least four seconds compared\n${text}`);
-  const wide = compared.filter((g) => g.points > 5);
-  assert.deepEqual(wide, [], `shares within 5 points each second\n${text}`);
+  // Within 5 points, or one call in a second where one call is more than 5 points (round_robin's start differs).
+  const wide = compared.filter((g) => g.points > Math.max(5, 100 / Math.min(...g.calls) + 1e-9));
+  assert.deepEqual(wide, [], `shares within 5 points (or one call) each second\n${text}`);
   // The simulated tree ejected a2 itself: in the last seconds before the failover it sent a2 nothing.
   const simulatedA2 = report.simulated.steps.map((s) => s.picks.get(a2!.address) ?? 0);
   assert.ok(simulatedA2.some((n) => n > 0) && simulatedA2.at(-1) === 0, text);

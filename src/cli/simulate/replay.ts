@@ -57,6 +57,8 @@ export interface ReplayReport {
 /** Long enough that a fake subchannel never leaves TRANSIENT_FAILURE by itself: the recording drives it. */
 const NEVER_MS = 2 ** 40;
 const NO_METADATA: PickArgs['metadata'] = { get: () => [] };
+/** How much later than the simulated tree a recorded tree may have set a timer (see recordedTimers). */
+const SET_LAG_MS = 250;
 const REPLAYED_ERROR = status(Code.INTERNAL, 'the call failed (recorded error rate)');
 
 interface Counts {
@@ -108,11 +110,13 @@ function intervalLoad(index: number, calls: CallsEvent, intervalMs: number): Int
 }
 
 /**
- * The lateness of each recorded timer, found by its delay and the time it was set (within 1.5 ms: the file
- * has whole milliseconds), each used once: the simulated tree's timers then run when the channel's ran.
+ * Runs the simulated tree's timers when the channel's ran. A recorded timer is found by its delay and the time
+ * it was set: the same moment, or up to {@link SET_LAG_MS} later (the channel's tree took that long to build on
+ * a busy process, where the simulated one builds at once); each is used once, and the simulated timer then
+ * runs when the recorded one did.
  */
-function recordedLateness(events: readonly RecordedEvent[]): (delayMs: number, now: number) => number {
-  const byDelay = new Map<number, { setAt: number; late: number; used: boolean }[]>();
+function recordedTimers(events: readonly RecordedEvent[]): (delayMs: number, now: number) => number {
+  const byDelay = new Map<number, { setAt: number; at: number; used: boolean }[]>();
   for (const e of events) {
     if (e.type !== 'timer') continue;
     let list = byDelay.get(e.delayMs);
@@ -120,7 +124,7 @@ function recordedLateness(events: readonly RecordedEvent[]): (delayMs: number, n
       list = [];
       byDelay.set(e.delayMs, list);
     }
-    list.push({ setAt: e.setAt, late: Math.max(0, e.at - e.setAt - e.delayMs), used: false });
+    list.push({ setAt: e.setAt, at: e.at, used: false });
   }
   for (const list of byDelay.values()) list.sort((a, b) => a.setAt - b.setAt);
   const first = new Map<number, number>();
@@ -128,12 +132,12 @@ function recordedLateness(events: readonly RecordedEvent[]): (delayMs: number, n
     const list = byDelay.get(delayMs);
     if (list === undefined) return 0;
     let i = first.get(delayMs) ?? 0;
-    while (i < list.length && list[i]!.setAt < now - 1.5) i++;
+    while (i < list.length && (list[i]!.used || list[i]!.setAt < now - 1.5)) i++;
     first.set(delayMs, i);
-    for (let j = i; j < list.length && list[j]!.setAt <= now + 1.5; j++) {
+    for (let j = i; j < list.length && list[j]!.setAt <= now + SET_LAG_MS; j++) {
       if (!list[j]!.used) {
         list[j]!.used = true;
-        return list[j]!.late;
+        return Math.max(0, list[j]!.at - now - delayMs);
       }
     }
     return 0;
@@ -150,7 +154,7 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
   const stepCount = Math.ceil(endAt / stepMs);
   const builder = new ReplayTreeBuilder(options.config, options.cluster);
   const sim = new Simulation({ seed: options.seed ?? 1, backoffMs: NEVER_MS });
-  sim.clock.lateness = recordedLateness(recording.events);
+  sim.clock.lateness = recordedTimers(recording.events);
 
   // The recorded picture, straight from the file.
   const recordedCounts = Array.from({ length: stepCount }, newCounts);
