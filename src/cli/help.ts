@@ -42,7 +42,7 @@ const COMMANDS: Readonly<Record<CommandName, CommandHelp>> = {
   simulate: {
     usage:
       'lbtree simulate --cluster FILE --endpoints FILE --scenario FILE [--html OUT.html]\n' +
-      '       lbtree simulate --replay RECORDING [--config LB.yaml] [--xds-cluster NAME]',
+      '       lbtree simulate --replay RECORDING [--config LB.yaml] [--xds-cluster NAME] [--html OUT.html]',
     description:
       'Runs an xDS cluster in the deterministic simulator: an Envoy Cluster and ClusterLoadAssignment\n' +
       '(proto3 JSON or YAML) become lbtree’s policy tree (A52 LB policy registry, EDS → priority tree),\n' +

@@ -76,9 +76,7 @@ async function main(argv: string[]): Promise<number> {
     if (!allowed.includes(option)) throw new UsageError(`${command} takes no --${option} option`);
 
   if (command === 'simulate' && values.replay !== undefined) {
-    const mixed = (['cluster', 'endpoints', 'scenario', 'html'] as const).filter(
-      (o) => values[o] !== undefined,
-    );
+    const mixed = (['cluster', 'endpoints', 'scenario'] as const).filter((o) => values[o] !== undefined);
     if (mixed.length > 0)
       throw new UsageError(
         `simulate --replay takes no --${mixed[0]} (the recording holds the tree and its inputs)`,
@@ -90,6 +88,7 @@ async function main(argv: string[]): Promise<number> {
           replay: values.replay,
           ...(values.config !== undefined ? { config: values.config } : {}),
           ...(values['xds-cluster'] !== undefined ? { xdsCluster: values['xds-cluster'] } : {}),
+          ...(values.html !== undefined ? { html: values.html } : {}),
         },
         (text) => process.stdout.write(text),
       );

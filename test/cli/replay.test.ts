@@ -3,7 +3,7 @@
 // priorities (gRFC A56), priority 0's connections lost at 3 s, priority 1 taking over.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -185,7 +185,7 @@ test('replay: a plain (non-xDS) recording replays its root config; a recorded re
   );
 });
 
-test('lbtree simulate --replay prints recorded beside simulated; --config replays under ring_hash; a truncated or newer file is refused by line', () => {
+test('lbtree simulate --replay prints recorded beside simulated, --html charts both; --config replays under ring_hash; a truncated or newer file is refused by line', () => {
   const dir = mkdtempSync(join(tmpdir(), 'lbtree-replay-'));
   const file = join(dir, 'failover.lbrec');
   const text = failoverRecording();
@@ -206,6 +206,15 @@ test('lbtree simulate --replay prints recorded beside simulated; --config replay
     plain.stdout,
     /recorded: {2}CONNECTING → READY → CONNECTING → READY\n {2}simulated: CONNECTING → READY → CONNECTING → READY\n {2}the same order/,
   );
+  const page = join(dir, 'replay.html');
+  const charted = run('--replay', file, '--html', page);
+  assert.equal(charted.status, 0, charted.stderr);
+  const html = readFileSync(page, 'utf8');
+  assert.match(
+    html,
+    /<h1>Recorded<\/h1>[^]*aria-label="channel state"[^]*<h1>Simulated<\/h1>[^]*aria-label="share by priority"/,
+  );
+  assert.doesNotMatch(html, /<script|src="http/);
   const other = run('--replay', file, '--config', ring);
   assert.equal(other.status, 0, other.stderr);
   assert.match(other.stdout, /under .*ring\.yaml/);

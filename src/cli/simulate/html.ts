@@ -36,6 +36,9 @@ const STATE_COLORS: Readonly<Record<string, string>> = {
   SHUTDOWN: '#333333',
 };
 
+/** What the drawings need of a run: its length and its step. */
+type Timing = Pick<Scenario, 'durationMs' | 'stepMs'>;
+
 const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function colorOf(name: string, index: number): string {
@@ -56,7 +59,7 @@ function timeScale(durationMs: number): (ms: number) => number {
  * drawn flat over its whole interval (a step chart): a change shows where the step it happened in begins,
  * not as a slope from the sample before.
  */
-function chart(report: SimulationReport, dimension: Dimension, scenario: Scenario): string {
+function chart(report: SimulationReport, dimension: Dimension, scenario: Timing): string {
   // Requests that were queued or failed get their own bands, so a priority failover gap shows as such.
   // xds_cluster_impl's drops and circuit-breaking refusals too, when the run had any.
   const cut = report.steps.some((s) => s.dropped.size > 0 || s.refused > 0);
@@ -147,7 +150,7 @@ function timeTicks(report: SimulationReport, x: (ms: number) => number, at: numb
 }
 
 /** The channel's connectivity state over the run, one colored stretch per step. */
-function stateBand(report: SimulationReport, scenario: Scenario): string {
+function stateBand(report: SimulationReport, scenario: Timing): string {
   const x = timeScale(scenario.durationMs);
   const rects = report.steps.map((step) => {
     const end = Math.min(step.atMs + scenario.stepMs, scenario.durationMs);
@@ -164,7 +167,7 @@ ${rects.join('\n')}${timeTicks(report, x, 50)}</svg>`;
 }
 
 /** Calls that failed on a backend, as a share of each step's calls; only drawn when some did. */
-function errorBand(report: SimulationReport, scenario: Scenario): string {
+function errorBand(report: SimulationReport, scenario: Timing): string {
   if (!report.steps.some((s) => s.errors > 0)) return '';
   const x = timeScale(scenario.durationMs);
   const bars = report.steps.map((step) => {
@@ -195,6 +198,27 @@ function whatWasSimulated(scenario: Scenario): string {
   );
 }
 
+/** The drawings of one run: its state band, a share chart per dimension, and its call errors. */
+export function runCharts(report: SimulationReport, timing: Timing): string {
+  const dims: Dimension[] = ['priority', 'locality'];
+  if (report.endpoints.length <= COLORS.length) dims.push('endpoint');
+  return `${stateBand(report, timing)}
+${dims.map((d) => chart(report, d, timing)).join('\n')}
+${errorBand(report, timing)}`;
+}
+
+/** The page's head: its title and styles. */
+export function pageHead(title: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;margin:24px;color:#222}h2{font-size:16px;margin:24px 0 6px}
+.key{display:inline-block;margin-right:14px;font-size:13px}.key i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
+pre{background:#f6f6f6;padding:12px;font-size:12px;overflow:auto}svg{display:block;width:100%;height:auto}</style></head>
+<body><h1>${escapeHtml(title)}</h1>`;
+}
+
+export { escapeHtml };
+
 /** A self-contained page (no scripts, no external assets) with the share charts and the text timeline. */
 export function htmlReport(
   report: SimulationReport,
@@ -202,18 +226,9 @@ export function htmlReport(
   timeline: string,
   scenario: Scenario,
 ): string {
-  const dims: Dimension[] = ['priority', 'locality'];
-  if (report.endpoints.length <= COLORS.length) dims.push('endpoint');
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:24px;color:#222}h2{font-size:16px;margin:24px 0 6px}
-.key{display:inline-block;margin-right:14px;font-size:13px}.key i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
-pre{background:#f6f6f6;padding:12px;font-size:12px;overflow:auto}svg{display:block;width:100%;height:auto}</style></head>
-<body><h1>${escapeHtml(title)}</h1>
+  return `${pageHead(title)}
 <p class="what">${escapeHtml(whatWasSimulated(scenario))}</p>
-${stateBand(report, scenario)}
-${dims.map((d) => chart(report, d, scenario)).join('\n')}
-${errorBand(report, scenario)}
+${runCharts(report, scenario)}
 <h2>Timeline</h2><pre>${escapeHtml(timeline)}</pre>
 </body></html>
 `;

@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { readRecording } from '../../recorder/index.js';
 import { readResource } from './command.js';
 import { replayRecording } from './replay.js';
+import { replayHtml } from './replay-html.js';
 import { replayTextReport } from './replay-report.js';
 
 export interface ReplayCommandOptions {
@@ -11,25 +12,35 @@ export interface ReplayCommandOptions {
   readonly config?: string;
   /** The xDS cluster to replay when the channel had several. */
   readonly xdsCluster?: string;
+  /** Also write a self-contained page with the recorded and the simulated charts. */
+  readonly html?: string;
 }
 
 /** `lbtree simulate --replay FILE [--config FILE] [--xds-cluster NAME]`: prints the recorded beside the simulated. */
 export function simulateReplay(options: ReplayCommandOptions, out: (text: string) => void): void {
-  let text: string;
+  if (options.html) {
+    try {
+      closeSync(openSync(options.html, 'w'));
+    } catch (e) {
+      throw new Error(`--html ${options.html}: cannot write the page (${(e as Error).message})`);
+    }
+  }
+  let fileText: string;
   try {
-    text = readFileSync(options.replay, 'utf8');
+    fileText = readFileSync(options.replay, 'utf8');
   } catch (e) {
     throw new Error(`--replay ${options.replay}: ${(e as Error).message}`);
   }
-  const recording = readRecording(text, options.replay);
+  const recording = readRecording(fileText, options.replay);
   const config = options.config === undefined ? undefined : readResource(options.config);
   const report = replayRecording(recording, {
     ...(config !== undefined ? { config } : {}),
     ...(options.xdsCluster !== undefined ? { cluster: options.xdsCluster } : {}),
   });
   const h = recording.header;
+  const title = `lbtree simulate --replay ${options.replay}${options.config ? ` under ${options.config}` : ''}`;
   out(
-    `lbtree simulate --replay ${options.replay}${options.config ? ` under ${options.config}` : ''}\n` +
+    `${title}\n` +
       `recorded ${h.startedAt}${h.label ? ` (${h.label})` : ''}: ${recording.events.length} events over ` +
       `${(recording.endAt / 1000).toFixed(1)} s, calls per ${h.intervalMs} ms` +
       (h.droppedEvents > 0 ? `, ${h.droppedEvents} older events dropped by the ring` : '') +
@@ -37,5 +48,10 @@ export function simulateReplay(options: ReplayCommandOptions, out: (text: string
       (report.cluster !== undefined ? `xDS cluster: ${report.cluster}\n` : '') +
       `root LB config replayed: ${JSON.stringify(report.config)}\n\n`,
   );
-  out(`${replayTextReport(report)}\n`);
+  const timeline = replayTextReport(report);
+  out(`${timeline}\n`);
+  if (options.html) {
+    writeFileSync(options.html, replayHtml(report, title, timeline));
+    out(`\nwrote ${options.html}\n`);
+  }
 }
