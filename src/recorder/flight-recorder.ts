@@ -1,5 +1,11 @@
 import { writeFile } from 'node:fs/promises';
-import { type Clock, type ConnectivityState, realClock, type Status } from '../core/index.js';
+import {
+  type CancelTimer,
+  type Clock,
+  type ConnectivityState,
+  realClock,
+  type Status,
+} from '../core/index.js';
 import {
   type CallsEvent,
   type EndLine,
@@ -77,7 +83,9 @@ export class FlightRecorder {
   };
   private readonly counters = new Map<string, EndpointCalls>();
   private readonly listed: EndpointCalls[] = [];
+  /** The open interval's start, and its timer (null while no call is counted: an idle channel has none). */
   private intervalStart = 0;
+  private intervalTimer: CancelTimer | null = null;
   private failedPicks = 0;
   private droppedPicks = 0;
 
@@ -155,14 +163,14 @@ export class FlightRecorder {
 
   /** The root's picker sent a call to `counter`'s endpoint. */
   picked(counter: EndpointCalls): void {
-    this.roll();
+    if (this.intervalTimer === null) this.openInterval();
     this.list(counter);
     counter.picks++;
   }
 
   /** A call on `counter`'s endpoint ended; `cpuUtilization` when its trailers had an ORCA report. */
   callEnded(counter: EndpointCalls, ok: boolean, cpuUtilization?: number): void {
-    this.roll();
+    if (this.intervalTimer === null) this.openInterval();
     this.list(counter);
     counter.calls++;
     if (!ok) counter.errors++;
@@ -181,7 +189,7 @@ export class FlightRecorder {
 
   /** The root's picker failed (or, `dropped`, dropped) a call. */
   pickFailed(dropped: boolean): void {
-    this.roll();
+    if (this.intervalTimer === null) this.openInterval();
     if (dropped) this.droppedPicks++;
     else this.failedPicks++;
   }
@@ -197,7 +205,6 @@ export class FlightRecorder {
       droppedEvents: this.dropped,
       label: this.label,
     };
-    this.roll();
     const b = this.baseline;
     const kept: RecordedEvent[] = [
       ...(b.update ? [b.update] : []),
@@ -206,12 +213,9 @@ export class FlightRecorder {
       ...(b.picker ? [b.picker] : []),
     ].sort((x, y) => x.at - y.at);
     const ring = [...this.ring.slice(this.head), ...this.ring.slice(0, this.head)];
-    const current = this.currentCalls();
-    return {
-      header,
-      events: [...kept, ...ring, ...(current ? [current] : [])],
-      endAt: this.now(),
-    };
+    const endAt = this.now();
+    const current = this.intervalTimer === null ? undefined : this.currentCalls(endAt);
+    return { header, events: [...kept, ...ring, ...(current ? [current] : [])], endAt };
   }
 
   /** The recording as JSON lines (docs/recording-format.md): the header, one line per event, the end line. */
@@ -227,12 +231,20 @@ export class FlightRecorder {
     await writeFile(path, this.export());
   }
 
-  /** Closes the current interval when time has moved past it. */
-  private roll(): void {
+  /**
+   * Starts an interval with the first call counted after an idle one. Calls are counted without reading the
+   * clock (a clock read costs more than the counting on some machines); the interval's timer reads it once
+   * when it closes the interval, and the event records the interval's true bounds, however late it ran.
+   */
+  private openInterval(): void {
+    this.intervalStart = this.now();
+    this.intervalTimer = this.clock.setTimer(this.intervalMs, () => this.closeInterval());
+  }
+
+  /** Writes the interval's counts and opens the next one, unless nothing was counted in it. */
+  private closeInterval(): void {
     const now = this.now();
-    if (now < this.intervalStart + this.intervalMs) return;
-    const done = this.currentCalls();
-    if (done) this.push(done);
+    const done = this.currentCalls(now);
     for (const c of this.listed) {
       c.picks = 0;
       c.calls = 0;
@@ -244,15 +256,22 @@ export class FlightRecorder {
     this.listed.length = 0;
     this.failedPicks = 0;
     this.droppedPicks = 0;
-    this.intervalStart = now - (now % this.intervalMs);
+    if (done === undefined) {
+      this.intervalTimer = null;
+      return;
+    }
+    this.push(done);
+    this.intervalStart = now;
+    this.intervalTimer = this.clock.setTimer(this.intervalMs, () => this.closeInterval());
   }
 
-  /** The current interval as an event, or undefined when nothing happened in it. */
-  private currentCalls(): CallsEvent | undefined {
+  /** The open interval as an event ending at `end`, or undefined when nothing was counted in it. */
+  private currentCalls(end: number): CallsEvent | undefined {
     if (this.listed.length === 0 && this.failedPicks === 0 && this.droppedPicks === 0) return undefined;
     return {
       type: 'calls',
       at: this.intervalStart,
+      durationMs: end - this.intervalStart,
       endpoints: this.listed.map((c) => ({
         address: c.address,
         picks: c.picks,
@@ -267,7 +286,6 @@ export class FlightRecorder {
   }
 
   private push(event: RecordedEvent): void {
-    if (event.type !== 'calls') this.roll();
     const ring = this.ring;
     if (ring.length < this.maxEvents) {
       ring.push(event);

@@ -171,6 +171,7 @@ function readEvent(r: LineReader): RecordedEvent {
       r.status('status', v.status);
       return v as unknown as RecordedEvent;
     case 'calls': {
+      r.number('durationMs');
       r.array('endpoints').forEach((e, i) => {
         const c = r.object(`endpoints[${i}]`, e);
         r.string(`endpoints[${i}].address`, c.address);

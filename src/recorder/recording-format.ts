@@ -18,7 +18,7 @@ export interface RecordingHeader {
   readonly version: number;
   /** Wall-clock time of the recorder's time 0 (ISO 8601); every `at` counts milliseconds from it. */
   readonly startedAt: string;
-  /** The length of the call-outcome intervals (`calls` events). */
+  /** The length the call-outcome intervals (`calls` events) are meant to have. */
   readonly intervalMs: number;
   /** The ring's size in events. */
   readonly maxEvents: number;
@@ -139,10 +139,14 @@ export interface EndpointCallsRecord {
   readonly cpuUtilization: number;
 }
 
-/** Picks and call outcomes of one interval, `[at, at + intervalMs)`: picks when made, outcomes when calls ended. */
+/**
+ * Picks and call outcomes of one interval, `[at, at + durationMs)`: picks when made, outcomes when calls ended.
+ * An interval lasts about `intervalMs`; `durationMs` is how long it really lasted (its timer may run late).
+ */
 export interface CallsEvent {
   readonly type: 'calls';
   readonly at: number;
+  readonly durationMs: number;
   readonly endpoints: readonly EndpointCallsRecord[];
   /** Picks the root's picker failed (TRANSIENT_FAILURE) or dropped. */
   readonly failedPicks: number;

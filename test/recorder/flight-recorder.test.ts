@@ -70,7 +70,7 @@ test('calls are counted per endpoint and interval: picks, ended calls, errors, O
   recorder.pickFailed(false);
   clock.advance(999);
   recorder.callEnded(b, false);
-  // 1000 ms: a new interval; the first closes when something happens in the next.
+  // 1000 ms: the interval's timer closes it and opens the next; one with nothing counted closes the last.
   clock.advance(1);
   recorder.pickFailed(true);
   clock.advance(2500);
@@ -80,6 +80,7 @@ test('calls are counted per endpoint and interval: picks, ended calls, errors, O
   assert.deepEqual(calls[0], {
     type: 'calls',
     at: 0,
+    durationMs: 1000,
     endpoints: [
       {
         address: '10.0.0.1:80',
@@ -94,7 +95,14 @@ test('calls are counted per endpoint and interval: picks, ended calls, errors, O
     failedPicks: 1,
     droppedPicks: 0,
   });
-  assert.deepEqual(calls[1], { type: 'calls', at: 1000, endpoints: [], failedPicks: 0, droppedPicks: 1 });
+  assert.deepEqual(calls[1], {
+    type: 'calls',
+    at: 1000,
+    durationMs: 1000,
+    endpoints: [],
+    failedPicks: 0,
+    droppedPicks: 1,
+  });
   assert.equal(recording.endAt, 3500);
 });
 
@@ -195,7 +203,7 @@ test('bad fields are named by line and path', () => {
       /line 2: state: expected a connectivity state/,
     ],
     [
-      `${header()}\n{"type":"calls","at":0,"endpoints":[{"address":"a","picks":0,"calls":-1,"errors":0,"orcaReports":0,"cpuUtilization":0}],"failedPicks":0,"droppedPicks":0}\n${end(1)}`,
+      `${header()}\n{"type":"calls","at":0,"durationMs":1,"endpoints":[{"address":"a","picks":0,"calls":-1,"errors":0,"orcaReports":0,"cpuUtilization":0}],"failedPicks":0,"droppedPicks":0}\n${end(1)}`,
       /line 2: endpoints\[0\]\.calls: expected a count/,
     ],
     [

@@ -172,10 +172,10 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
       counts.errors += e.errors;
     }
     counts.failed += event.failedPicks + event.droppedPicks;
-    // The interval's calls, spread evenly over it (the last one ends at the export).
-    const load = intervalLoad(intervals++, event, intervalMs);
+    // The interval's picks, spread evenly over it.
+    const load = intervalLoad(intervals++, event, Math.max(1, event.durationMs));
     const n = event.endpoints.reduce((a, e) => a + e.picks, 0) + event.failedPicks + event.droppedPicks;
-    const span = Math.max(1, Math.min(intervalMs, endAt - event.at));
+    const span = Math.max(1, event.durationMs);
     for (let i = 0; i < n; i++) actions.push({ at: event.at + ((i + 0.5) * span) / n, order: order++, load });
   }
   // Events before picks at the same moment (a state change recorded at t applies to the calls at t).
