@@ -233,8 +233,8 @@ export class FlightRecorder {
 
   /**
    * Starts an interval with the first call counted after an idle one. Calls are counted without reading the
-   * clock (a clock read costs more than the counting on some machines); the interval's timer reads it once
-   * when it closes the interval, and the event records the interval's true bounds, however late it ran.
+   * clock (a clock read costs more than the counting on some machines). The interval closes when its timer
+   * runs or when another event is recorded, whichever is first; its event records its true bounds.
    */
   private openInterval(): void {
     this.intervalStart = this.now();
@@ -243,6 +243,7 @@ export class FlightRecorder {
 
   /** Writes the interval's counts and opens the next one, unless nothing was counted in it. */
   private closeInterval(): void {
+    this.intervalTimer?.();
     const now = this.now();
     const done = this.currentCalls(now);
     for (const c of this.listed) {
@@ -286,6 +287,9 @@ export class FlightRecorder {
   }
 
   private push(event: RecordedEvent): void {
+    // Every other event closes the open interval: a replay then knows which calls came before it and which
+    // after (the calls a new picker released, the calls before and after an ejection).
+    if (event.type !== 'calls' && this.intervalTimer !== null) this.closeInterval();
     const ring = this.ring;
     if (ring.length < this.maxEvents) {
       ring.push(event);

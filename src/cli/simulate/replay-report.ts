@@ -12,7 +12,7 @@ export interface ShareGap {
   readonly recorded: number;
   readonly simulated: number;
   readonly points: number;
-  /** Completed calls in the step: recorded, simulated. */
+  /** Completed calls in the step: recorded (fractional where an interval spans two steps), simulated. */
   readonly calls: readonly [number, number];
 }
 
@@ -66,14 +66,14 @@ function describe(step: Step, report: SimulationReport, dimension: Dimension): s
 function line(label: string, step: Step, report: SimulationReport, showEndpoints: boolean): string {
   const calls = completed(step);
   return (
-    `${label} ${step.state.padEnd(17)} calls=${String(calls).padEnd(5)}` +
+    `${label} ${step.state.padEnd(17)} calls=${String(Math.round(calls)).padEnd(5)}` +
     (calls === 0
       ? ''
       : ` priority: ${describe(step, report, 'priority')}   locality: ${describe(step, report, 'locality')}` +
         (showEndpoints ? `   endpoint: ${describe(step, report, 'endpoint')}` : '')) +
-    (step.failed ? `   failed=${step.failed}` : '') +
+    (Math.round(step.failed) ? `   failed=${Math.round(step.failed)}` : '') +
     (step.queued ? `   queued=${step.queued}` : '') +
-    (step.errors ? `   call errors=${step.errors}` : '')
+    (Math.round(step.errors) ? `   call errors=${Math.round(step.errors)}` : '')
   );
 }
 

@@ -166,16 +166,20 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
       actions.push({ at: event.at, order: order++, event });
       continue;
     }
-    const counts = recordedCounts[Math.min(stepCount - 1, Math.floor(event.at / stepMs))]!;
-    for (const e of event.endpoints) {
-      counts.picks.set(e.address, (counts.picks.get(e.address) ?? 0) + e.picks);
-      counts.errors += e.errors;
-    }
-    counts.failed += event.failedPicks + event.droppedPicks;
-    // The interval's picks, spread evenly over it.
-    const load = intervalLoad(intervals++, event, Math.max(1, event.durationMs));
-    const n = event.endpoints.reduce((a, e) => a + e.picks, 0) + event.failedPicks + event.droppedPicks;
+    // An interval across a step boundary counts in each step for the part of it there.
     const span = Math.max(1, event.durationMs);
+    for (let i = Math.floor(event.at / stepMs); i * stepMs < event.at + span && i < stepCount; i++) {
+      const part = (Math.min(event.at + span, (i + 1) * stepMs) - Math.max(event.at, i * stepMs)) / span;
+      const counts = recordedCounts[i]!;
+      for (const e of event.endpoints) {
+        counts.picks.set(e.address, (counts.picks.get(e.address) ?? 0) + part * e.picks);
+        counts.errors += part * e.errors;
+      }
+      counts.failed += part * (event.failedPicks + event.droppedPicks);
+    }
+    // The interval's picks, spread evenly over it.
+    const load = intervalLoad(intervals++, event, span);
+    const n = event.endpoints.reduce((a, e) => a + e.picks, 0) + event.failedPicks + event.droppedPicks;
     for (let i = 0; i < n; i++) actions.push({ at: event.at + ((i + 0.5) * span) / n, order: order++, load });
   }
   // Events before picks at the same moment (a state change recorded at t applies to the calls at t).
