@@ -240,3 +240,17 @@ test('lbtree simulate --replay prints recorded beside simulated, --html charts b
   assert.notEqual(mixed.status, 0);
   assert.match(mixed.stderr, /simulate --replay takes no --scenario/);
 });
+
+test('replay --config: a config the registry rejects is refused with its JSON path, before anything runs', () => {
+  const recording = readRecording(failoverRecording());
+  assert.throws(
+    () => replayRecording(recording, { config: [{ ring_hash_experimental: { minRingSize: 0 } }] }),
+    (e: Error) =>
+      e.name === 'Error' &&
+      /^the tree rejected the given config: .*ring_hash_experimental\.minRingSize/.test(e.message),
+  );
+  assert.throws(
+    () => replayRecording(recording, { cluster: 'other' }),
+    /^Error: the recording has no cluster "other" \(clusters: svc\)$/,
+  );
+});

@@ -27,6 +27,8 @@ export class ReplayError extends Error {}
 export class ReplayTreeBuilder {
   private readonly generator = new XdsClusterTreeGenerator();
   private clusterName: string | undefined;
+  /** Whether an xDS update named the replayed cluster yet. */
+  private seen = false;
 
   /**
    * @param config another LB config: the root's for a plain recording, the cluster's endpoint-picking policy
@@ -77,6 +79,12 @@ export class ReplayTreeBuilder {
       this.clusterName = runnable[0]!.name;
     }
     const found = clusters.find((c) => c.name === this.clusterName);
+    if (found === undefined && !this.seen) {
+      throw new ReplayError(
+        `the recording has no cluster "${this.clusterName}" (clusters: ${clusters.map((c) => c.name).join(', ') || 'none'})`,
+      );
+    }
+    this.seen = true;
     if (found !== undefined && !('error' in found) && found.kind !== 'eds') {
       throw new ReplayError(
         `cluster ${found.name} is ${found.kind === 'aggregate' ? 'an aggregate' : 'a LOGICAL_DNS'} cluster; replay runs EDS clusters`,
