@@ -101,7 +101,7 @@ export async function runRecorderBench(): Promise<void> {
     off.push(nsPerCall({}));
     on.push(nsPerCall({ [FLIGHT_RECORDER_OPTION]: new FlightRecorder() }));
   }
-  printRow('pick + call end', median(on), median(off), 'ns');
+  printRow('pick + call end (lbtree column: recorder on)', median(on), median(off), 'ns');
 
   const servers = spawn(process.execPath, ['--import', 'tsx', 'bench/backend-process.ts', '4'], {
     stdio: ['pipe', 'pipe', 'inherit'],
