@@ -212,7 +212,7 @@ test('lbtree simulate --replay prints recorded beside simulated, --html charts b
   const html = readFileSync(page, 'utf8');
   assert.match(
     html,
-    /<h1>Recorded<\/h1>[^]*aria-label="channel state"[^]*<h1>Simulated<\/h1>[^]*aria-label="share by priority"/,
+    /<h1>Recorded<\/h1>.*aria-label="channel state".*<h1>Simulated<\/h1>.*aria-label="share by priority"/s,
   );
   assert.doesNotMatch(html, /<script|src="http/);
   const other = run('--replay', file, '--config', ring);
