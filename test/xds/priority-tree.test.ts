@@ -114,13 +114,14 @@ describe('cluster resolver config generation (A42 / A52)', () => {
     assert.deepEqual(tree.endpoints, [
       {
         addresses: ['10.0.0.1:80'],
-        attributes: { path: ['priority-0-0'], weight: 3, locality: zoneKey('a'), localityWeight: 3 },
+        // A113: the only endpoint of its priority's only locality weighs 1.0 in UQ1.31.
+        attributes: { path: ['priority-0-0'], weight: 2 ** 31, locality: zoneKey('a'), localityWeight: 3 },
       },
       {
         addresses: ['10.0.0.2:80'],
         attributes: {
           path: ['priority-0-1'],
-          weight: 2,
+          weight: 2 ** 31,
           locality: zoneKey('b'),
           localityWeight: 2,
           hashKey: 'h2',
@@ -129,7 +130,7 @@ describe('cluster resolver config generation (A42 / A52)', () => {
     ]);
   });
 
-  test('A42 "Change Child Policy Config Generation": endpoint weight × locality weight', () => {
+  test('A42 "Change Child Policy Config Generation": endpoint weight × locality weight (A113 switch off)', () => {
     // The gRFC's example: locality 1 (weight 3) holds A (2) and B (1); locality 2 (weight 2) holds C (3), D (1).
     const tree = clusterToTreeFromJson(
       edsCluster({ lbPolicy: 'RING_HASH' }),
@@ -151,6 +152,7 @@ describe('cluster resolver config generation (A42 / A52)', () => {
           ],
         },
       ]),
+      { normalizedWeights: false },
     );
     assert.deepEqual(
       tree.endpoints.map((e) => [e.addresses[0], e.attributes.weight]),

@@ -4,6 +4,7 @@ import {
   type Attributes,
   addressFamily,
   addressKey,
+  ENDPOINT_WEIGHT,
   type Endpoint,
   sameAddressOrder,
   sameEndpointAddresses,
@@ -54,6 +55,26 @@ export function shuffleEndpoints(endpoints: readonly Endpoint[], random: () => n
     out[j] = t;
   }
   return out;
+}
+
+/**
+ * A113 weighted shuffle (Efraimidis–Spirakis): each endpoint draws the key `u^(1/weight)`, `u` uniform in
+ * [0, 1), weight its ENDPOINT_WEIGHT attribute (1 when absent), and the endpoints are sorted by key,
+ * largest first. So endpoint i comes first with probability weight_i / Σ weight. The keys are compared as
+ * `ln(u) / weight`, the same order, which keeps its precision for UQ1.31 weights near 2^31 where
+ * `u^(1/weight)` rounds to 1. Ties (u = 0) keep the list order.
+ */
+export function weightedShuffleEndpoints(endpoints: readonly Endpoint[], random: () => number): Endpoint[] {
+  const n = endpoints.length;
+  const keys = new Float64Array(n);
+  const order = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    const weight = endpoints[i]!.attributes.get(ENDPOINT_WEIGHT);
+    keys[i] = Math.log(random()) / (weight !== undefined && weight > 0 ? weight : 1);
+    order[i] = i;
+  }
+  order.sort((a, b) => keys[b]! - keys[a]! || a - b);
+  return order.map((i) => endpoints[i]!);
 }
 
 /** A61 "Flattening": concatenate the endpoints' addresses in order; a repeated address keeps its first place. */

@@ -1,3 +1,4 @@
 export * from './address-order.js';
 export * from './config.js';
 export * from './pick-first.js';
+export * from './weighted-shuffling-flag.js';

@@ -39,6 +39,7 @@ import {
   isEndpointArray,
   sameEndpointsOrOne,
   shuffleEndpoints,
+  weightedShuffleEndpoints,
 } from './address-order.js';
 import {
   CONNECTION_ATTEMPT_DELAY_ARG,
@@ -50,6 +51,7 @@ import {
   type PickFirstConfig,
   parsePickFirstConfig,
 } from './config.js';
+import { weightedShufflingEnabled } from './weighted-shuffling-flag.js';
 
 const NO_ATTEMPTS: readonly never[] = Object.freeze([]);
 
@@ -311,10 +313,7 @@ export abstract class PickFirstLeaf
       return true;
     }
     this.endpoints = endpoints;
-    const order =
-      shuffle && isEndpointArray(endpoints)
-        ? shuffleEndpoints(endpoints, () => this.helper.random())
-        : endpoints;
+    const order = shuffle && isEndpointArray(endpoints) ? this.shuffled(endpoints) : endpoints;
     const only = onlyAddressOf(order);
     const addresses = only === null ? happyEyeballsOrder(order) : null;
     if (addresses !== null && addresses.length === 0) {
@@ -361,6 +360,14 @@ export abstract class PickFirstLeaf
   }
 
   /** Empty list, or a resolver error before any list: drop everything and fail (A62, sticky). */
+  /** A62's shuffle, weighted by the endpoints' weights (A113) unless GRPC_EXPERIMENTAL_PF_WEIGHTED_SHUFFLING=false. */
+  private shuffled(endpoints: readonly Endpoint[]): Endpoint[] {
+    const random = () => this.helper.random();
+    return weightedShufflingEnabled()
+      ? weightedShuffleEndpoints(endpoints, random)
+      : shuffleEndpoints(endpoints, random);
+  }
+
   private failWithoutAddresses(status: Status): void {
     this.order = null;
     this.releaseAttempts();

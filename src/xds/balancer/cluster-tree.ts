@@ -30,9 +30,14 @@ import type { LbConfigList } from '../resources/lb-policy-registry.js';
 import type { XdsCluster } from '../resources/types.js';
 import { XDS_CONFIG_ATTRIBUTE, type XdsClusterConfig, type XdsClusters } from '../xds-config.js';
 import { buildClusterChildTree, ClusterUnusable } from './cluster-config-builder.js';
-import { type PlainXdsEndpoint, PriorityTreeGenerator, toPlainEndpoints } from './priority-tree.js';
+import {
+  type EndpointWeightRule,
+  type PlainXdsEndpoint,
+  PriorityTreeGenerator,
+  toPlainEndpoints,
+} from './priority-tree.js';
 
-export interface ClusterTreeOptions extends ClusterOptions {
+export interface ClusterTreeOptions extends ClusterOptions, EndpointWeightRule {
   /** Prefix of the priority child names (`priority-0-` gives `priority-0-0`, `priority-0-1`, …). */
   readonly childNamePrefix?: string;
 }
@@ -62,7 +67,7 @@ export class XdsClusterTreeGenerator {
   private readonly priorities: PriorityTreeGenerator;
 
   constructor(private readonly options: ClusterTreeOptions = {}) {
-    this.priorities = new PriorityTreeGenerator(options.childNamePrefix);
+    this.priorities = new PriorityTreeGenerator(options.childNamePrefix, options);
   }
 
   /** From already validated resources (an EDS cluster and its ClusterLoadAssignment). */

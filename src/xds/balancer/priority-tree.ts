@@ -13,9 +13,11 @@ import {
   LOCALITY,
   LOCALITY_WEIGHT,
 } from '../../core/index.js';
+import { weightedShufflingEnabled } from '../../policies/pick-first/index.js';
 import { XDS_HEALTH_STATUS, XDS_LOCALITY_NAME, XDS_PRIORITY } from '../attribute-keys.js';
 import type { XdsEndpointResource } from '../resources/cluster-load-assignment.js';
 import type { LbConfigList } from '../resources/lb-policy-registry.js';
+import { endpointWeightUq1_31, toUq1_31 } from './normalized-weight.js';
 
 /**
  * Names priority children so that they survive updates (A56 "LB Policy Configuration": when localities move
@@ -75,20 +77,34 @@ export interface PriorityTreeOptions {
   readonly keepDrainingEndpoints?: boolean;
 }
 
+/** How endpoint weights are formed: A113's normalized product, or A42's raw product. */
+export interface EndpointWeightRule {
+  /**
+   * A113: the product of the normalized locality weight (within the priority) and the normalized endpoint
+   * weight (within the locality), in UQ1.31. Off: endpoint weight × locality weight (A42). Default: the
+   * GRPC_EXPERIMENTAL_PF_WEIGHTED_SHUFFLING setting at each build (on unless `false`).
+   */
+  readonly normalizedWeights?: boolean;
+}
+
 /**
  * Builds successive trees for one cluster, keeping priority child names stable across EDS updates (see
  * {@link PriorityChildNamer}).
  *
  * Each child's config is the cluster's converted LB policy (A52: no special cases per policy). Every endpoint
  * gets the path `[priority child]` (xds_wrr_locality_experimental adds the locality level itself, from the
- * LOCALITY attribute), its locality and locality weight, the endpoint weight multiplied by the locality weight
- * (A42; ratios within a locality are unchanged, so per-locality policies see the same relative weights), its
- * priority, health status and, when EDS gives one, its hash key (A76).
+ * LOCALITY attribute), its locality and locality weight, its endpoint weight (A113's normalized product, or
+ * A42's raw product with the switch off: see {@link EndpointWeightRule}; either way ratios within a locality
+ * are unchanged up to rounding, so per-locality policies see the same relative weights), its priority, health
+ * status and, when EDS gives one, its hash key (A76).
  */
 export class PriorityTreeGenerator {
   private readonly namer: PriorityChildNamer;
 
-  constructor(childNamePrefix?: string) {
+  constructor(
+    childNamePrefix?: string,
+    private readonly weightRule: EndpointWeightRule = {},
+  ) {
     this.namer = new PriorityChildNamer(childNamePrefix);
   }
 
@@ -99,6 +115,7 @@ export class PriorityTreeGenerator {
   ): ClusterTree {
     const ignore = options.ignoreReresolutionRequests ?? true;
     const keepDraining = options.keepDrainingEndpoints ?? false;
+    const normalized = this.weightRule.normalizedWeights ?? weightedShufflingEnabled();
     const names = this.namer.assign(assignment.priorities.map((localities) => localities.map((l) => l.key)));
     const children: Record<string, { config: LbConfigList; ignoreReresolutionRequests: boolean }> = {};
     const endpoints: Endpoint[] = [];
@@ -106,7 +123,10 @@ export class PriorityTreeGenerator {
       const child = names[p]!;
       children[child] = { config: lbPolicy, ignoreReresolutionRequests: ignore };
       const path: readonly string[] = [child];
-      for (const locality of assignment.priorities[p]!) {
+      const localities = assignment.priorities[p]!;
+      let localitySum = 0;
+      for (const locality of localities) localitySum += locality.weight;
+      for (const locality of localities) {
         const base = Attributes.EMPTY.with(HIERARCHICAL_PATH, path)
           .with(LOCALITY, locality.key)
           .with(LOCALITY_WEIGHT, locality.weight)
@@ -114,9 +134,14 @@ export class PriorityTreeGenerator {
           .with(XDS_PRIORITY, p);
         // Endpoints of a locality usually share weight and health, so they share one Attributes object.
         const shared = new Map<string, Attributes>();
+        let endpointSum = 0;
+        if (normalized) for (const e of locality.endpoints) endpointSum += e.weight;
+        const localityShare = normalized ? toUq1_31(locality.weight, localitySum) : 0;
         for (const e of locality.endpoints) {
           if (e.healthStatus === 'DRAINING' && !keepDraining) continue;
-          const weight = e.weight * locality.weight;
+          const weight = normalized
+            ? endpointWeightUq1_31(localityShare, toUq1_31(e.weight, endpointSum))
+            : e.weight * locality.weight;
           let attributes: Attributes | undefined;
           const cacheKey = e.hashKey === undefined ? `${weight}/${e.healthStatus}` : undefined;
           if (cacheKey !== undefined) attributes = shared.get(cacheKey);
