@@ -90,6 +90,23 @@ function addStringRulesIgnoreEmpty(validateProto) {
   );
 }
 
+// The envoy-api copy shipped with @grpc/grpc-js-xds 1.14 predates ClientSideWeightedRoundRobin's field 7,
+// `repeated string metric_names_for_computing_utilization` (upstream envoy has it; gRFC A114 reads it). The
+// staged copy gets that one field, with upstream's number, name and type.
+const CSWRR_PROTO =
+  'envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin.proto';
+function addMetricNamesForComputingUtilization(proto) {
+  const text = readFileSync(proto, 'utf8');
+  if (/\bmetric_names_for_computing_utilization\s*=\s*7\b/.test(text)) return;
+  const start = text.indexOf('message ClientSideWeightedRoundRobin {');
+  const end = text.slice(start).search(/\r?\n}\r?\n?/) + start;
+  if (start < 0 || end < start) throw new Error('gen-protos: ClientSideWeightedRoundRobin not found');
+  writeFileSync(
+    proto,
+    `${text.slice(0, end)}\n  repeated string metric_names_for_computing_utilization = 7;${text.slice(end)}`,
+  );
+}
+
 const OUT = 'src/protos/gen';
 
 function generatedFiles(dir) {
@@ -144,6 +161,7 @@ try {
   }
   cpSync(VALIDATE, join(root, 'validate'), { recursive: true });
   addStringRulesIgnoreEmpty(join(root, 'validate/validate.proto'));
+  addMetricNamesForComputingUtilization(join(root, CSWRR_PROTO));
   const image = join(stage, 'image.binpb');
   const buf = 'node_modules/.bin/buf';
   run(buf, [

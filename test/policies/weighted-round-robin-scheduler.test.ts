@@ -40,6 +40,7 @@ describe('weighted_round_robin config (A58 "LB Policy Config and Parameters")', 
       weightExpirationPeriodMs: 180_000,
       weightUpdatePeriodMs: 1_000,
       errorUtilizationPenalty: 1,
+      utilizationMetrics: [],
     });
   });
   test('durations, the 100 ms floor of weight_update_period, proto names', () => {

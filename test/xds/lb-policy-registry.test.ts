@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type PolicyFactory, Registry } from '../../src/core/index.js';
-import { registerAllPolicies, roundRobinFactory } from '../../src/policies/index.js';
+import { registerAllPolicies, roundRobinFactory, WRR_CUSTOM_METRICS_ENV } from '../../src/policies/index.js';
 import {
   convertLoadBalancingPolicy,
   defaultXdsLbPolicyRegistry,
@@ -394,6 +394,26 @@ describe('ClientSideWeightedRoundRobin (A58 "xDS Integration")', () => {
     const parsed = registerAllPolicies(new Registry()).parseLbConfigList(converted);
     assert.equal(parsed.factory.name, 'weighted_round_robin');
     assert.equal((parsed.config as { blackoutPeriodMs: number }).blackoutPeriodMs, 5000);
+  });
+
+  test('A114 "xDS Integration": metric_names_for_computing_utilization is copied over, and parses', () => {
+    const saved = process.env[WRR_CUSTOM_METRICS_ENV];
+    process.env[WRR_CUSTOM_METRICS_ENV] = 'true';
+    try {
+      const names = ['named_metrics.queue', 'utilization.gpu'];
+      const converted = convert(lbp({ '@type': CSWRR, metricNamesForComputingUtilization: names }));
+      assert.deepEqual(converted, [{ weighted_round_robin: { metricNamesForComputingUtilization: names } }]);
+      const parsed = registerAllPolicies(new Registry()).parseLbConfigList(converted);
+      assert.deepEqual((parsed.config as { utilizationMetrics: unknown }).utilizationMetrics, [
+        { map: 'namedMetrics', key: 'queue' },
+        { map: 'utilization', key: 'gpu' },
+      ]);
+      // Unset (empty) stays out of the converted config, as before A114.
+      assert.deepEqual(convert(lbp({ '@type': CSWRR })), [{ weighted_round_robin: {} }]);
+    } finally {
+      if (saved === undefined) delete process.env[WRR_CUSTOM_METRICS_ENV];
+      else process.env[WRR_CUSTOM_METRICS_ENV] = saved;
+    }
   });
 
   test('A58: a negative error_utilization_penalty is NACKed; without the policy registered the entry is skipped', () => {

@@ -105,6 +105,13 @@ function typeNameOf(f: DescField): string {
   return kind === 'enum' ? f.enum!.typeName : f.message!.typeName;
 }
 
+/** Fields scripts/gen-protos.mjs adds to the shipped .proto copies: [name, number] per message. */
+const ADDED_FIELDS: Readonly<Record<string, readonly [string, number]>> = {
+  'validate.StringRules': ['ignore_empty', 26],
+  'envoy.extensions.load_balancing_policies.client_side_weighted_round_robin.v3.ClientSideWeightedRoundRobin':
+    ['metric_names_for_computing_utilization', 7],
+};
+
 describe('the generated Envoy messages against the official .proto definitions read by protobufjs', () => {
   test('every generated message protobufjs loaded: same fields, numbers, types, labels, map keys, oneofs', () => {
     let checked = 0;
@@ -113,13 +120,15 @@ describe('the generated Envoy messages against the official .proto definitions r
       const o = official.lookup(type.typeName);
       if (!(o instanceof protobuf.Type)) continue;
       checked++;
-      // The one deliberate difference: gen-protos adds StringRules.ignore_empty (26) to the old
-      // protoc-gen-validate copy, because envoy's protocol.proto uses it.
-      const added = type.typeName === 'validate.StringRules' ? 1 : 0;
+      // The deliberate differences: gen-protos adds StringRules.ignore_empty (26) to the old
+      // protoc-gen-validate copy, because envoy's protocol.proto uses it, and upstream envoy's
+      // ClientSideWeightedRoundRobin.metric_names_for_computing_utilization (7) for A114.
+      const addedField = ADDED_FIELDS[type.typeName];
+      const added = addedField ? 1 : 0;
       assert.equal(type.fields.length, o.fieldsArray.length + added, `${type.typeName} field count`);
       for (const f of type.fields) {
         const where: string = `${type.typeName}.${f.name}`;
-        if (added && f.name === 'ignore_empty' && f.number === 26) continue;
+        if (addedField && f.name === addedField[0] && f.number === addedField[1]) continue;
         const of = officialField(o, f.name, f.jsonName);
         assert.ok(of, `${where} exists in the official definition`);
         assert.equal(f.number, of.id, `${where} number`);

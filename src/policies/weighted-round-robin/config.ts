@@ -1,4 +1,9 @@
 import { ConfigError, ConfigReader, expectDurationMs } from '../../core/index.js';
+import {
+  parseUtilizationMetrics,
+  type UtilizationMetric,
+  wrrCustomMetricsEnabled,
+} from './utilization-metrics.js';
 
 export const WEIGHTED_ROUND_ROBIN = 'weighted_round_robin';
 
@@ -11,6 +16,11 @@ export interface WeightedRoundRobinConfig {
   /** At least 100 ms (A58: "Values less than 100ms are capped at 100ms"). */
   readonly weightUpdatePeriodMs: number;
   readonly errorUtilizationPenalty: number;
+  /**
+   * A114 `metric_names_for_computing_utilization`, resolved. Empty unless GRPC_EXPERIMENTAL_WRR_CUSTOM_METRICS
+   * is `true` (A114: the field is ignored while the switch is off).
+   */
+  readonly utilizationMetrics: readonly UtilizationMetric[];
 }
 
 /** A58 "LB Policy Config and Parameters": the defaults. */
@@ -21,6 +31,7 @@ export const WEIGHTED_ROUND_ROBIN_DEFAULTS: WeightedRoundRobinConfig = Object.fr
   weightExpirationPeriodMs: 180_000,
   weightUpdatePeriodMs: 1_000,
   errorUtilizationPenalty: 1,
+  utilizationMetrics: Object.freeze([]),
 });
 
 export const MIN_WEIGHT_UPDATE_PERIOD_MS = 100;
@@ -48,6 +59,9 @@ export function parseWeightedRoundRobinConfig(json: unknown, path: string): Weig
     if (v < 0) throw new ConfigError(penaltyField.path, `must not be negative, got ${v}`);
     penalty = v;
   }
+  const metricNames = wrrCustomMetricsEnabled()
+    ? reader.field('metricNamesForComputingUtilization')
+    : undefined;
   return {
     enableOobLoadReport: reader.optionalBoolean('enableOobLoadReport') ?? d.enableOobLoadReport,
     oobReportingPeriodMs: duration('oobReportingPeriod', d.oobReportingPeriodMs),
@@ -58,5 +72,8 @@ export function parseWeightedRoundRobinConfig(json: unknown, path: string): Weig
       duration('weightUpdatePeriod', d.weightUpdatePeriodMs),
     ),
     errorUtilizationPenalty: penalty,
+    utilizationMetrics: metricNames
+      ? parseUtilizationMetrics(metricNames.value, metricNames.path)
+      : d.utilizationMetrics,
   };
 }

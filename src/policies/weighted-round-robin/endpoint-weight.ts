@@ -1,5 +1,6 @@
 import type { BackendMetricReport, Clock } from '../../core/index.js';
 import type { WeightedRoundRobinConfig } from './config.js';
+import { utilizationOf } from './utilization-metrics.js';
 
 /**
  * One endpoint's weight (A58 "Subchannel Weights"), kept per endpoint across updates as A61 asks. Fed by
@@ -21,11 +22,13 @@ export class EndpointWeight {
     this.config = config;
   }
 
-  /** A58 `UpdateWeight`: utilization is application_utilization when set, cpu_utilization otherwise. */
+  /**
+   * A58 `UpdateWeight`, with A114's utilization: the configured metrics' largest value, else
+   * application_utilization when set, else cpu_utilization.
+   */
   onReport(report: BackendMetricReport): void {
     const qps = report.rpsFractional;
-    let utilization =
-      report.applicationUtilization > 0 ? report.applicationUtilization : report.cpuUtilization;
+    let utilization = utilizationOf(report, this.config.utilizationMetrics);
     if (utilization > 0 && qps > 0) utilization += (report.eps / qps) * this.config.errorUtilizationPenalty;
     const weight = utilization === 0 ? 0 : qps / utilization;
     if (!(weight > 0) || !Number.isFinite(weight)) return;

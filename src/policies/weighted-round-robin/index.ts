@@ -1,2 +1,3 @@
 export * from './config.js';
+export * from './utilization-metrics.js';
 export { WeightedRoundRobin, weightedRoundRobinFactory } from './weighted-round-robin.js';

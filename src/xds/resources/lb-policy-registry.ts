@@ -266,7 +266,8 @@ export const WEIGHTED_ROUND_ROBIN_POLICY = 'weighted_round_robin';
 /**
  * A58 "xDS Integration": envoy.extensions.load_balancing_policies.client_side_weighted_round_robin.v3
  * .ClientSideWeightedRoundRobin → weighted_round_robin, its fields carried over (durations as proto3 JSON
- * strings); skipped when the gRPC registry has no weighted_round_robin.
+ * strings; A114's metric_names_for_computing_utilization copied as is, which weighted_round_robin reads only
+ * while GRPC_EXPERIMENTAL_WRR_CUSTOM_METRICS is on); skipped when the gRPC registry has no weighted_round_robin.
  */
 export const convertClientSideWeightedRoundRobin: XdsLbPolicyConverter = (c) => {
   if (c.options.registry.get(WEIGHTED_ROUND_ROBIN_POLICY) === undefined) return null;
@@ -283,6 +284,9 @@ export const convertClientSideWeightedRoundRobin: XdsLbPolicyConverter = (c) => 
     errorUtilizationPenalty: m.errorUtilizationPenalty,
   };
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) config[k] = v;
+  if (m.metricNamesForComputingUtilization.length > 0) {
+    config.metricNamesForComputingUtilization = [...m.metricNamesForComputingUtilization];
+  }
   const penalty = m.errorUtilizationPenalty;
   if (penalty !== undefined && penalty < 0) c.fail(`${penalty} is negative`, 'error_utilization_penalty');
   return { [WEIGHTED_ROUND_ROBIN_POLICY]: config };
