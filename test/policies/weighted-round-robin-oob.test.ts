@@ -65,10 +65,10 @@ function near(counts: Record<string, number>, total: number, want: Record<string
 describe('weighted_round_robin with out-of-band load reports (A58 "OOB Load Reporting", A51)', () => {
   test('A58 "OOB Load Reporting": weights come from each endpoint\'s ORCA stream, one stream per subchannel', () => {
     const sim = new Simulation();
-    serve(sim, [0.2, 0.4, 0.8]);
     connectAll(sim, KEYS, oob());
-    near(picks(sim, 3000), 3000, EVEN);
-    sim.advance(1000);
+    near(picks(sim, 3000), 3000, EVEN); // no report yet
+    serve(sim, [0.2, 0.4, 0.8]);
+    sim.advance(2000);
     near(picks(sim, 7000), 7000, CONVERGED);
     for (const k of KEYS) {
       assert.equal(sim.orca(k).streamsOpened, 1, `${k}: one StreamCoreMetrics call`);

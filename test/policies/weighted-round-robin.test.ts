@@ -101,9 +101,31 @@ describe('weighted_round_robin (A58, A61)', () => {
     calls(sim, 300);
     sim.advance(1000);
     sim.update([{ addresses: ['[fd00::1]:80', A] }, { addresses: [C] }, { addresses: [B] }], wrr());
-    // A changed READY set is rotated evenly until the scheduler catches up, at most a tenth of a period later.
-    sim.advance(100);
     near(calls(sim, 7000), 7000, CONVERGED);
+  });
+
+  test('A58 + A61: two updates 10 ms apart, each followed at once by weighted picks (the scheduler is built on picker start)', () => {
+    const sim = connectAll(new Simulation(), [A, B, C], wrr());
+    calls(sim, 300);
+    sim.advance(1000); // the periodic rebuild at t = 1001 uses the reports
+    near(calls(sim, 7000), 7000, CONVERGED);
+    sim.advance(50); // inside the tenth of a period after that rebuild, when READY-set changes are rate-limited
+    /** Calls spread over `ms` of virtual time, 70 per millisecond. */
+    const over = (ms: number): Record<string, number> => {
+      const total: Record<string, number> = {};
+      for (let t = 0; t < ms; t++) {
+        for (const [k, c] of Object.entries(calls(sim, 70))) total[k] = (total[k] ?? 0) + c;
+        sim.advance(1);
+      }
+      return total;
+    };
+    sim.update([C, A, B], wrr());
+    const first = over(10);
+    sim.update([B, C, A], wrr());
+    const second = over(100);
+    // The first 10 ms and the next 100 ms each follow the weights 4 : 2 : 1 (57 / 29 / 14 %), not 1/3 each.
+    near(first, 700, CONVERGED);
+    near(second, 7000, CONVERGED);
   });
 
   test('A58 OnSubchannelBecomesReady: an endpoint that reconnects sits out a new blackout period', () => {

@@ -53,26 +53,38 @@ function resultFor(base: CompletePick, perCall: boolean, weight: EndpointWeight)
   });
 }
 
+/** A scheduler, or how to build one from the weights known when the picker first picks. */
+export type SchedulerSource = StaticStrideScheduler | null | (() => StaticStrideScheduler | null);
+
 /**
  * weighted_round_robin's picker: the static stride scheduler over the READY endpoints' weights, or plain
  * rotation when fewer than two weights are known (A58: "behave the same as round_robin"). It reads the
- * policy's READY snapshot directly, so building one is O(1).
+ * policy's READY snapshot directly, so building one is O(1). Given a builder, it builds its scheduler on its
+ * first pick (the one allocation a pick may make).
  */
 export class WeightedRoundRobinPicker implements Picker {
   private readonly n: number;
   private next: number;
+  private scheduler: StaticStrideScheduler | null;
+  private build: (() => StaticStrideScheduler | null) | null;
 
   constructor(
     private readonly endpoints: ArraySnapshot<WeightedEndpoint>,
-    private readonly scheduler: StaticStrideScheduler | null,
+    scheduler: SchedulerSource,
     private readonly perCall: boolean,
     start: number,
   ) {
     this.n = endpoints.length;
     this.next = start % this.n;
+    this.scheduler = typeof scheduler === 'function' ? null : scheduler;
+    this.build = typeof scheduler === 'function' ? scheduler : null;
   }
 
   pick(args: PickArgs): PickResult {
+    if (this.build !== null) {
+      this.scheduler = this.build();
+      this.build = null;
+    }
     let i: number;
     if (this.scheduler) {
       i = this.scheduler.pick();

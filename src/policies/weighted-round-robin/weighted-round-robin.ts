@@ -30,8 +30,10 @@ const REBUILDS_PER_PERIOD_ON_CHANGE = 10;
  * endpoint and survive address-list updates (A61 "Weighted Round Robin").
  *
  * The scheduler is rebuilt every weight_update_period. When the READY set changes in between, the new
- * picker rebuilds it at once, at most ten times per period (so n endpoints connecting one by one cost
- * O(n) per rebuild, not per endpoint); until the next rebuild a changed set is rotated evenly.
+ * picker rebuilds it at once, at most ten times per period; past that, the picker builds its scheduler from
+ * the known weights on its first pick (grpc-go builds one whenever a picker starts). So every picker picks
+ * by weight, and n endpoints connecting one by one with no call in between cost O(n) per rebuild, not per
+ * endpoint: the pickers no call reaches build nothing.
  */
 export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, WeightedEndpoint> {
   private config: WeightedRoundRobinConfig = WEIGHTED_ROUND_ROBIN_DEFAULTS;
@@ -42,7 +44,6 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
   private scheduler: StaticStrideScheduler | null = null;
   private builtAt = Number.NEGATIVE_INFINITY;
   private cancelTick: CancelTimer | null = null;
-  private cancelCatchUp: CancelTimer | null = null;
   /** Every live subchannel of the children, each able to hold an out-of-band watch. */
   private readonly watched = new Set<OobWatchedSubchannel>();
 
@@ -99,14 +100,18 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     if (ready !== this.built) {
       const now = this.helper.clock.now();
       const gap = this.config.weightUpdatePeriodMs / REBUILDS_PER_PERIOD_ON_CHANGE;
-      if (now - this.builtAt >= gap) {
-        this.rebuild(ready, now);
-      } else {
-        this.catchUpAt(this.builtAt + gap - now);
-        return new WeightedRoundRobinPicker(ready, null, perCall, start);
+      if (now - this.builtAt < gap) {
+        return new WeightedRoundRobinPicker(ready, () => this.schedulerFor(ready), perCall, start);
       }
+      this.rebuild(ready, now);
     }
     return new WeightedRoundRobinPicker(ready, this.scheduler, perCall, start);
+  }
+
+  /** The scheduler over `ready`, built now from the known weights unless it is the last one built. */
+  private schedulerFor(ready: ArraySnapshot<WeightedEndpoint>): StaticStrideScheduler | null {
+    if (ready !== this.built) this.rebuild(ready, this.helper.clock.now());
+    return this.scheduler;
   }
 
   private rebuild(ready: ArraySnapshot<WeightedEndpoint>, now: number): void {
@@ -141,19 +146,9 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     this.cancelTick = this.helper.clock.setTimer(this.config.weightUpdatePeriodMs, tick);
   }
 
-  private catchUpAt(delayMs: number): void {
-    if (this.cancelCatchUp !== null) return;
-    this.cancelCatchUp = this.helper.clock.setTimer(delayMs, () => {
-      this.cancelCatchUp = null;
-      this.refreshPicker();
-    });
-  }
-
   override destroy(): void {
     this.cancelTick?.();
-    this.cancelCatchUp?.();
     this.cancelTick = null;
-    this.cancelCatchUp = null;
     super.destroy();
   }
 }
