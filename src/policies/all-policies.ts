@@ -3,6 +3,7 @@ import { leastRequestFactory } from './least-request.js';
 import { outlierDetectionFactory } from './outlier-detection/index.js';
 import { pickFirstFactory } from './pick-first/index.js';
 import { priorityFactory } from './priority/index.js';
+import { randomSubsettingFactory } from './random-subsetting/index.js';
 import { ringHashFactory } from './ring-hash/index.js';
 import { roundRobinFactory } from './round-robin.js';
 import { weightedRoundRobinFactory } from './weighted-round-robin/index.js';
@@ -20,6 +21,7 @@ export const ALL_POLICIES = [
   wrrLocalityFactory,
   outlierDetectionFactory,
   weightedRoundRobinFactory,
+  randomSubsettingFactory,
 ] as const;
 
 /**

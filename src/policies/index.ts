@@ -4,6 +4,7 @@ export * from './least-request.js';
 export * from './outlier-detection/index.js';
 export * from './pick-first/index.js';
 export * from './priority/index.js';
+export * from './random-subsetting/index.js';
 export * from './ring-hash/index.js';
 export * from './round-robin.js';
 export * from './shared/child-policy.js';

@@ -1,0 +1,3 @@
+export * from './config.js';
+export * from './random-subsetting.js';
+export * from './rendezvous-subset.js';
