@@ -215,6 +215,21 @@ describe('A52 "xDS LB Policy Registry": TypedStruct custom policies', () => {
     assert.deepEqual(out, [{ 'myorg.AnyConfig': value }]);
   });
 
+  test('A68: random_subsetting_experimental (no xDS message of its own in the Envoy API yet) by TypedStruct', () => {
+    const value = { subsetSize: 5, childPolicy: [{ round_robin: {} }] };
+    const out = convert(lbp(typedStruct('type.googleapis.com/random_subsetting_experimental', value)));
+    assert.deepEqual(out, [{ random_subsetting_experimental: value }]);
+    // The converted config is validated: subset_size 0 is rejected with its path.
+    nacks(
+      () =>
+        convert(
+          lbp(typedStruct('type.googleapis.com/random_subsetting_experimental', { ...value, subsetSize: 0 })),
+        ),
+      `${FIRST} (TypedStruct)`,
+      /\.subsetSize: 0 is out of range/,
+    );
+  });
+
   test('a custom policy that is not registered is skipped: the next supported entry wins', () => {
     const out = convert(lbp(typedStruct('type.googleapis.com/myorg.Unregistered', { x: 1 }), roundRobin()), {
       registry,
