@@ -139,13 +139,15 @@ export class PriorityTreeGenerator {
         const localityShare = normalized ? toUq1_31(locality.weight, localitySum) : 0;
         for (const e of locality.endpoints) {
           if (e.healthStatus === 'DRAINING' && !keepDraining) continue;
-          const weight = normalized
-            ? endpointWeightUq1_31(localityShare, toUq1_31(e.weight, endpointSum))
-            : e.weight * locality.weight;
           let attributes: Attributes | undefined;
-          const cacheKey = e.hashKey === undefined ? `${weight}/${e.healthStatus}` : undefined;
+          // Keyed by the EDS weight: within a locality it fixes the final weight, and stays a small integer
+          // (a UQ1.31 weight is a heap number, slow to turn into a key).
+          const cacheKey = e.hashKey === undefined ? `${e.weight}/${e.healthStatus}` : undefined;
           if (cacheKey !== undefined) attributes = shared.get(cacheKey);
           if (attributes === undefined) {
+            const weight = normalized
+              ? endpointWeightUq1_31(localityShare, toUq1_31(e.weight, endpointSum))
+              : e.weight * locality.weight;
             attributes = base.with(ENDPOINT_WEIGHT, weight).with(XDS_HEALTH_STATUS, e.healthStatus);
             if (e.hashKey !== undefined) attributes = attributes.with(HASH_KEY, e.hashKey);
             if (cacheKey !== undefined) shared.set(cacheKey, attributes);
