@@ -11,9 +11,18 @@
 // `npm ci` on Node 20 (lbtree's floor) warned EBADENGINE for a tool only this script uses. It is installed
 // here, at the version that wrote the committed code (each generated file names it), into the staging folder.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join, relative } from 'node:path';
+import { delimiter, dirname, join, relative } from 'node:path';
 
 const ROOTS = [
   'node_modules/@grpc/grpc-js-xds/deps/envoy-api',
@@ -47,6 +56,7 @@ export const WANTED = [
   'envoy/extensions/load_balancing_policies/least_request/v3/least_request.proto',
   'envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality.proto',
   'envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin.proto',
+  'envoy/extensions/load_balancing_policies/random_subsetting/v3/random_subsetting.proto', // staged: see below
   // not supported by gRPC, but what control planes send beside the others: known so they can be skipped
   'envoy/extensions/load_balancing_policies/maglev/v3/maglev.proto',
   'envoy/extensions/load_balancing_policies/random/v3/random.proto',
@@ -107,6 +117,32 @@ function addMetricNamesForComputingUtilization(proto) {
   );
 }
 
+// gRFC A68's RandomSubsetting message is in upstream envoy (random_subsetting/v3) but not in the envoy-api copy
+// @grpc/grpc-js-xds 1.14 ships: the staged root gets it with upstream's package, fields, numbers and types
+// (its protovalidate annotations left out: this tree has no buf/validate; lbtree validates in code).
+const RANDOM_SUBSETTING_PROTO =
+  'envoy/extensions/load_balancing_policies/random_subsetting/v3/random_subsetting.proto';
+function addRandomSubsetting(root) {
+  const path = join(root, RANDOM_SUBSETTING_PROTO);
+  if (existsSync(path)) return;
+  mkdirSync(dirname(path), { recursive: true });
+  const lines = [
+    'syntax = "proto3";',
+    '',
+    'package envoy.extensions.load_balancing_policies.random_subsetting.v3;',
+    '',
+    'import "envoy/config/cluster/v3/cluster.proto";',
+    'import "google/protobuf/wrappers.proto";',
+    '',
+    'message RandomSubsetting {',
+    '  google.protobuf.UInt32Value subset_size = 1;',
+    '  config.cluster.v3.LoadBalancingPolicy child_policy = 2;',
+    '}',
+    '',
+  ];
+  writeFileSync(path, lines.join('\n'));
+}
+
 const OUT = 'src/protos/gen';
 
 function generatedFiles(dir) {
@@ -162,6 +198,7 @@ try {
   cpSync(VALIDATE, join(root, 'validate'), { recursive: true });
   addStringRulesIgnoreEmpty(join(root, 'validate/validate.proto'));
   addMetricNamesForComputingUtilization(join(root, CSWRR_PROTO));
+  addRandomSubsetting(root);
   const image = join(stage, 'image.binpb');
   const buf = 'node_modules/.bin/buf';
   run(buf, [

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type PolicyFactory, Registry } from '../../src/core/index.js';
 import { registerAllPolicies, roundRobinFactory, WRR_CUSTOM_METRICS_ENV } from '../../src/policies/index.js';
+import { Simulation } from '../../src/sim/index.js';
 import {
+  clusterToTreeFromJson,
   convertLoadBalancingPolicy,
   defaultXdsLbPolicyRegistry,
   encodeLoadBalancingPolicy,
@@ -11,8 +13,10 @@ import {
 import { decodeLoadBalancingPolicy } from '../../src/xds/resources/lb-policy-registry.js';
 import { XDS_RING_HASH_ENV } from '../../src/xds/resources/xds-options.js';
 import {
+  assignment,
   convert,
   customLeastRequest,
+  edsCluster,
   lbp,
   leastRequest,
   maglev,
@@ -215,7 +219,7 @@ describe('A52 "xDS LB Policy Registry": TypedStruct custom policies', () => {
     assert.deepEqual(out, [{ 'myorg.AnyConfig': value }]);
   });
 
-  test('A68: random_subsetting_experimental (no xDS message of its own in the Envoy API yet) by TypedStruct', () => {
+  test('A68: random_subsetting_experimental by TypedStruct as well', () => {
     const value = { subsetSize: 5, childPolicy: [{ round_robin: {} }] };
     const out = convert(lbp(typedStruct('type.googleapis.com/random_subsetting_experimental', value)));
     assert.deepEqual(out, [{ random_subsetting_experimental: value }]);
@@ -379,6 +383,68 @@ describe('A52 "xDS LB Policy Registry": choosing among entries', () => {
       () => registry.register('envoy.extensions.load_balancing_policies.maglev.v3.Maglev', () => null),
       /already registered/,
     );
+  });
+});
+
+describe('RandomSubsetting (A68 "Integration with xDS LB Policy Registry")', () => {
+  const RS =
+    'type.googleapis.com/envoy.extensions.load_balancing_policies.random_subsetting.v3.RandomSubsetting';
+  const AT = `${FIRST} (RandomSubsetting)`;
+
+  test('RandomSubsetting → random_subsetting_experimental: subset_size as is, child_policy converted', () => {
+    const out = convert(lbp({ '@type': RS, subsetSize: 10, childPolicy: lbp(roundRobin()) }));
+    assert.deepEqual(out, [
+      { random_subsetting_experimental: { subsetSize: 10, childPolicy: [{ round_robin: {} }] } },
+    ]);
+    const parsed = registerAllPolicies(new Registry()).parseLbConfigList(out);
+    assert.equal(parsed.factory.name, 'random_subsetting_experimental');
+    assert.equal((parsed.config as { subsetSize: number }).subsetSize, 10);
+    // The smallest valid size.
+    assert.deepEqual(convert(lbp({ '@type': RS, subsetSize: 1, childPolicy: lbp(roundRobin()) })), [
+      { random_subsetting_experimental: { subsetSize: 1, childPolicy: [{ round_robin: {} }] } },
+    ]);
+  });
+
+  test('subset_size unset or 0, child_policy unset or unsupported: NACKs naming the field', () => {
+    nacks(
+      () => convert(lbp({ '@type': RS, childPolicy: lbp(roundRobin()) })),
+      `${AT}.subset_size`,
+      /not present/,
+    );
+    nacks(
+      () => convert(lbp({ '@type': RS, subsetSize: 0, childPolicy: lbp(roundRobin()) })),
+      `${AT}.subset_size`,
+      /greater than 0/,
+    );
+    nacks(() => convert(lbp({ '@type': RS, subsetSize: 3 })), `${AT}.child_policy`, /not present/);
+    nacks(
+      () => convert(lbp({ '@type': RS, subsetSize: 3, childPolicy: lbp(maglev()) })),
+      `${AT}.child_policy`,
+      /no supported load balancing policy/,
+    );
+  });
+
+  test('under cds in the simulator: a cluster of 20 endpoints with subset_size 5 connects to 5 of them', () => {
+    const policy = lbp({ '@type': RS, subsetSize: 5, childPolicy: lbp(roundRobin()) });
+    const keys = Array.from({ length: 20 }, (_, i) => `10.0.0.${i + 1}`);
+    const tree = clusterToTreeFromJson(
+      edsCluster({ loadBalancingPolicy: policy }),
+      assignment([{ zone: 'a', endpoints: keys }]),
+    );
+    const sim = new Simulation();
+    sim.update(tree.endpoints, tree.config, tree.attributes);
+    sim.advance(1);
+    assert.equal(sim.state, 'READY');
+    assert.equal([...sim.subchannels.values()].filter((s) => !s.released).length, 5);
+  });
+
+  test('skipped when the gRPC registry has no random_subsetting_experimental: the next entry wins', () => {
+    const registry = new Registry();
+    registry.register(roundRobinFactory);
+    const out = convert(lbp({ '@type': RS, subsetSize: 3, childPolicy: lbp(roundRobin()) }, roundRobin()), {
+      registry,
+    });
+    assert.deepEqual(out, [{ round_robin: {} }]);
   });
 });
 

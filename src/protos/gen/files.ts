@@ -49,6 +49,7 @@ import { file_envoy_extensions_load_balancing_policies_least_request_v3_least_re
 import { file_envoy_extensions_load_balancing_policies_maglev_v3_maglev } from './envoy/extensions/load_balancing_policies/maglev/v3/maglev_pb.js';
 import { file_envoy_extensions_load_balancing_policies_pick_first_v3_pick_first } from './envoy/extensions/load_balancing_policies/pick_first/v3/pick_first_pb.js';
 import { file_envoy_extensions_load_balancing_policies_random_v3_random } from './envoy/extensions/load_balancing_policies/random/v3/random_pb.js';
+import { file_envoy_extensions_load_balancing_policies_random_subsetting_v3_random_subsetting } from './envoy/extensions/load_balancing_policies/random_subsetting/v3/random_subsetting_pb.js';
 import { file_envoy_extensions_load_balancing_policies_ring_hash_v3_ring_hash } from './envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash_pb.js';
 import { file_envoy_extensions_load_balancing_policies_round_robin_v3_round_robin } from './envoy/extensions/load_balancing_policies/round_robin/v3/round_robin_pb.js';
 import { file_envoy_extensions_load_balancing_policies_wrr_locality_v3_wrr_locality } from './envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality_pb.js';
@@ -153,6 +154,7 @@ export const generatedFiles: readonly GenFile[] = [
   file_envoy_extensions_load_balancing_policies_maglev_v3_maglev,
   file_envoy_extensions_load_balancing_policies_pick_first_v3_pick_first,
   file_envoy_extensions_load_balancing_policies_random_v3_random,
+  file_envoy_extensions_load_balancing_policies_random_subsetting_v3_random_subsetting,
   file_envoy_extensions_load_balancing_policies_ring_hash_v3_ring_hash,
   file_envoy_extensions_load_balancing_policies_round_robin_v3_round_robin,
   file_envoy_extensions_load_balancing_policies_wrr_locality_v3_wrr_locality,

@@ -13,6 +13,7 @@ import {
 import { ClientSideWeightedRoundRobinSchema } from '../../protos/gen/envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin_pb.js';
 import { LeastRequestSchema } from '../../protos/gen/envoy/extensions/load_balancing_policies/least_request/v3/least_request_pb.js';
 import { PickFirstSchema } from '../../protos/gen/envoy/extensions/load_balancing_policies/pick_first/v3/pick_first_pb.js';
+import { RandomSubsettingSchema } from '../../protos/gen/envoy/extensions/load_balancing_policies/random_subsetting/v3/random_subsetting_pb.js';
 import {
   RingHash_HashFunction,
   RingHash_HashFunctionSchema,
@@ -298,6 +299,24 @@ export const convertPickFirst: XdsLbPolicyConverter = (c) => {
   return { pick_first: { shuffleAddressList: m.shuffleAddressList } };
 };
 
+export const RANDOM_SUBSETTING_POLICY = 'random_subsetting_experimental';
+
+/**
+ * A68 "Integration with xDS LB Policy Registry": envoy.extensions.load_balancing_policies.random_subsetting.v3
+ * .RandomSubsetting → random_subsetting_experimental, the same two fields (subset_size required and above 0,
+ * child_policy converted as a nested LoadBalancingPolicy); skipped when the gRPC registry has no
+ * random_subsetting_experimental.
+ */
+export const convertRandomSubsetting: XdsLbPolicyConverter = (c) => {
+  if (c.options.registry.get(RANDOM_SUBSETTING_POLICY) === undefined) return null;
+  const m = c.decode(RandomSubsettingSchema);
+  if (m.subsetSize === undefined) return c.fail('field not present', 'subset_size');
+  if (m.subsetSize === 0) return c.fail('must be greater than 0', 'subset_size');
+  if (m.childPolicy === undefined) return c.fail('field not present', 'child_policy');
+  const childPolicy = c.convertChild(m.childPolicy, 'child_policy');
+  return { [RANDOM_SUBSETTING_POLICY]: { subsetSize: m.subsetSize, childPolicy } };
+};
+
 /**
  * xds.type.v3.TypedStruct / udpa.type.v1.TypedStruct: a custom policy deployed with the client, named by the
  * last `/` segment of `type_url`, its config the Struct as-is. Skipped unless that name is registered in the
@@ -317,7 +336,10 @@ export function typedStructConverter(
 
 let defaultConverters: XdsLbPolicyRegistry | undefined;
 
-/** The converters A52 lists (RingHash, RoundRobin, WrrLocality, LeastRequest, both TypedStructs) and PickFirst. */
+/**
+ * The converters A52 lists (RingHash, RoundRobin, WrrLocality, LeastRequest, both TypedStructs), PickFirst (A62)
+ * and RandomSubsetting (A68).
+ */
 export function defaultXdsLbPolicyRegistry(): XdsLbPolicyRegistry {
   if (!defaultConverters) {
     const r = new XdsLbPolicyRegistry();
@@ -327,6 +349,7 @@ export function defaultXdsLbPolicyRegistry(): XdsLbPolicyRegistry {
     r.register(LeastRequestSchema.typeName, convertLeastRequest);
     r.register(ClientSideWeightedRoundRobinSchema.typeName, convertClientSideWeightedRoundRobin);
     r.register(PickFirstSchema.typeName, convertPickFirst);
+    r.register(RandomSubsettingSchema.typeName, convertRandomSubsetting);
     r.register(XdsTypedStructSchema.typeName, typedStructConverter(XdsTypedStructSchema));
     r.register(UdpaTypedStructSchema.typeName, typedStructConverter(UdpaTypedStructSchema));
     defaultConverters = r;
