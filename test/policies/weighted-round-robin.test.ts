@@ -123,7 +123,8 @@ describe('weighted_round_robin (A58, A61)', () => {
     const first = over(10);
     sim.update([B, C, A], wrr());
     const second = over(100);
-    // The first 10 ms and the next 100 ms each follow the weights 4 : 2 : 1 (57 / 29 / 14 %), not 1/3 each.
+    // The first 10 ms and the next 100 ms each follow the weights 4 : 2 : 1 (57 / 29 / 14 %), not 1/3 each
+    // (a picker over a few endpoints builds its scheduler on its first pick).
     near(first, 700, CONVERGED);
     near(second, 7000, CONVERGED);
   });
@@ -148,6 +149,27 @@ describe('weighted_round_robin (A58, A61)', () => {
       [B]: 2.5 / (mean + 3.75),
       [C]: 1.25 / (mean + 3.75),
     });
+  });
+
+  test('a connect storm with a call after every READY still rebuilds a bounded number of times (O(1) per pick)', () => {
+    const keys = Array.from({ length: 2000 }, (_, i) => `10.1.${i >> 8}.${i & 255}:80`);
+    const sim = new Simulation({ trace: true });
+    for (const k of keys) sim.script(k, 'hang');
+    sim.update(keys, wrr());
+    for (const k of keys) {
+      sim.subchannel(k).setState('READY');
+      assert.equal(sim.picker.pick(ARGS).type, 'complete');
+    }
+    // Past 64 endpoints, a picker's first pick rebuilds only when n picks were made since the last rebuild:
+    // one pick per READY never pays for it, so the storm does not rebuild per endpoint…
+    const rebuilds = () => sim.traces.filter((t) => t.includes('scheduler rebuilt')).length;
+    assert.ok(rebuilds() <= 64 + 2, `${rebuilds()} rebuilds`);
+    const before = rebuilds();
+    for (let i = 0; i < 1999; i++) sim.picker.pick(ARGS);
+    assert.equal(rebuilds(), before);
+    // … and the catch-up rebuild comes a tenth of weight_update_period after the last one.
+    sim.advance(100);
+    assert.equal(rebuilds(), before + 1);
   });
 
   test('a connect storm rebuilds the scheduler a bounded number of times, not once per endpoint', () => {

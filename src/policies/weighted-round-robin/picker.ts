@@ -53,14 +53,19 @@ function resultFor(base: CompletePick, perCall: boolean, weight: EndpointWeight)
   });
 }
 
+/** Picks made by a policy's pickers since its last scheduler rebuild (what pays for a rebuild on a first pick). */
+export class PickCount {
+  picks = 0;
+}
+
 /** A scheduler, or how to build one from the weights known when the picker first picks. */
 export type SchedulerSource = StaticStrideScheduler | null | (() => StaticStrideScheduler | null);
 
 /**
  * weighted_round_robin's picker: the static stride scheduler over the READY endpoints' weights, or plain
  * rotation when fewer than two weights are known (A58: "behave the same as round_robin"). It reads the
- * policy's READY snapshot directly, so building one is O(1). Given a builder, it builds its scheduler on its
- * first pick (the one allocation a pick may make).
+ * policy's READY snapshot directly, so building one is O(1). Given a builder, it asks it for its scheduler on
+ * its first pick (the one allocation a pick may make). Every pick counts in the policy's {@link PickCount}.
  */
 export class WeightedRoundRobinPicker implements Picker {
   private readonly n: number;
@@ -73,6 +78,7 @@ export class WeightedRoundRobinPicker implements Picker {
     scheduler: SchedulerSource,
     private readonly perCall: boolean,
     start: number,
+    private readonly count: PickCount,
   ) {
     this.n = endpoints.length;
     this.next = start % this.n;
@@ -81,6 +87,7 @@ export class WeightedRoundRobinPicker implements Picker {
   }
 
   pick(args: PickArgs): PickResult {
+    this.count.picks++;
     if (this.build !== null) {
       this.scheduler = this.build();
       this.build = null;

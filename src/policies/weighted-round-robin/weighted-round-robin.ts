@@ -17,11 +17,13 @@ import {
 } from './config.js';
 import { EndpointWeight } from './endpoint-weight.js';
 import { OobWatchedSubchannel } from './oob-watched-subchannel.js';
-import { WeightedEndpoint, WeightedRoundRobinPicker } from './picker.js';
+import { PickCount, WeightedEndpoint, WeightedRoundRobinPicker } from './picker.js';
 import { StaticStrideScheduler } from './static-stride-scheduler.js';
 
 /** How many scheduler rebuilds a READY-set change may cause per weight_update_period, at most. */
 const REBUILDS_PER_PERIOD_ON_CHANGE = 10;
+/** READY sets this small are rebuilt on any new picker's first pick: O(1) each. */
+const FREE_REBUILD_SIZE = 64;
 
 /**
  * weighted_round_robin (A58) as an A61 petiole over pick_first: round_robin's connectivity rules, with picks
@@ -31,9 +33,11 @@ const REBUILDS_PER_PERIOD_ON_CHANGE = 10;
  *
  * The scheduler is rebuilt every weight_update_period. When the READY set changes in between, the new
  * picker rebuilds it at once, at most ten times per period; past that, the picker builds its scheduler from
- * the known weights on its first pick (grpc-go builds one whenever a picker starts). So every picker picks
- * by weight, and n endpoints connecting one by one with no call in between cost O(n) per rebuild, not per
- * endpoint: the pickers no call reaches build nothing.
+ * the known weights on its first pick (grpc-go builds one whenever a picker starts), when the set is small
+ * (at most 64 endpoints) or the policy's pickers have made at least n picks since the last rebuild, so a
+ * rebuild costs O(1) per pick. Otherwise it rotates evenly until the catch-up rebuild a tenth of a period
+ * after the last one: n endpoints connecting one by one cost O(n) per rebuild, not per endpoint, with or
+ * without calls in between.
  */
 export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, WeightedEndpoint> {
   private config: WeightedRoundRobinConfig = WEIGHTED_ROUND_ROBIN_DEFAULTS;
@@ -43,7 +47,9 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
   private built: ArraySnapshot<WeightedEndpoint> | null = null;
   private scheduler: StaticStrideScheduler | null = null;
   private builtAt = Number.NEGATIVE_INFINITY;
+  private readonly pickCount = new PickCount();
   private cancelTick: CancelTimer | null = null;
+  private cancelCatchUp: CancelTimer | null = null;
   /** Every live subchannel of the children, each able to hold an out-of-band watch. */
   private readonly watched = new Set<OobWatchedSubchannel>();
 
@@ -101,16 +107,24 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
       const now = this.helper.clock.now();
       const gap = this.config.weightUpdatePeriodMs / REBUILDS_PER_PERIOD_ON_CHANGE;
       if (now - this.builtAt < gap) {
-        return new WeightedRoundRobinPicker(ready, () => this.schedulerFor(ready), perCall, start);
+        this.catchUpAt(this.builtAt + gap - now);
+        const first = () => this.firstPickScheduler(ready);
+        return new WeightedRoundRobinPicker(ready, first, perCall, start, this.pickCount);
       }
       this.rebuild(ready, now);
     }
-    return new WeightedRoundRobinPicker(ready, this.scheduler, perCall, start);
+    return new WeightedRoundRobinPicker(ready, this.scheduler, perCall, start, this.pickCount);
   }
 
-  /** The scheduler over `ready`, built now from the known weights unless it is the last one built. */
-  private schedulerFor(ready: ArraySnapshot<WeightedEndpoint>): StaticStrideScheduler | null {
-    if (ready !== this.built) this.rebuild(ready, this.helper.clock.now());
+  /**
+   * The scheduler a picker started inside the rate limit uses, asked on its first pick: built now from the
+   * known weights when that is cheap or paid for (see the class comment), else none (rotation until the
+   * catch-up rebuild).
+   */
+  private firstPickScheduler(ready: ArraySnapshot<WeightedEndpoint>): StaticStrideScheduler | null {
+    if (ready === this.built) return this.scheduler;
+    if (ready.length > FREE_REBUILD_SIZE && this.pickCount.picks < ready.length) return null;
+    this.rebuild(ready, this.helper.clock.now());
     return this.scheduler;
   }
 
@@ -121,6 +135,7 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     this.scheduler = StaticStrideScheduler.build(weights, Math.floor(this.random() * 0x1_0000_0000));
     this.built = ready;
     this.builtAt = now;
+    this.pickCount.picks = 0;
     this.helper.trace(
       () => `weighted_round_robin: scheduler rebuilt over ${n} endpoints: ${this.describe(weights)}`,
     );
@@ -146,9 +161,19 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     this.cancelTick = this.helper.clock.setTimer(this.config.weightUpdatePeriodMs, tick);
   }
 
+  private catchUpAt(delayMs: number): void {
+    if (this.cancelCatchUp !== null) return;
+    this.cancelCatchUp = this.helper.clock.setTimer(delayMs, () => {
+      this.cancelCatchUp = null;
+      this.refreshPicker();
+    });
+  }
+
   override destroy(): void {
     this.cancelTick?.();
+    this.cancelCatchUp?.();
     this.cancelTick = null;
+    this.cancelCatchUp = null;
     super.destroy();
   }
 }
