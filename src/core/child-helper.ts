@@ -3,6 +3,7 @@ import type { Attributes } from './attributes.js';
 import type { Clock } from './clock.js';
 import type { ConnectivityState } from './connectivity-state.js';
 import type { Helper, Trace } from './load-balancer.js';
+import type { MetricsRecorder } from './metrics-recorder.js';
 import type { Picker } from './picker.js';
 import type { Status } from './status.js';
 import type { Subchannel } from './subchannel.js';
@@ -33,6 +34,9 @@ export function childHelper(parent: Helper, overrides: Overrides): Helper {
     clock: parent.clock,
     random,
     trace: overrides.trace ?? parent.trace,
+    get metricsRecorder() {
+      return parent.metricsRecorder;
+    },
     [RANDOM]: random,
   };
   return helper;
@@ -61,6 +65,10 @@ export abstract class HelperForwarder implements Helper {
 
   get trace(): Trace {
     return this.parent.trace;
+  }
+
+  get metricsRecorder(): MetricsRecorder | undefined {
+    return this.parent.metricsRecorder;
   }
 
   random(): number {

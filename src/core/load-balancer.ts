@@ -4,6 +4,7 @@ import type { ChannelArgs } from './channel-args.js';
 import type { Clock } from './clock.js';
 import type { ConnectivityState } from './connectivity-state.js';
 import type { Endpoint } from './endpoint.js';
+import type { MetricsRecorder } from './metrics-recorder.js';
 import type { Picker } from './picker.js';
 import type { Status } from './status.js';
 import type { StatusOr } from './status-or.js';
@@ -30,6 +31,8 @@ export interface Helper {
   /** Uniform in [0, 1): the only randomness a policy uses (shuffles, random start indexes). */
   random(): number;
   readonly trace: Trace;
+  /** A79: where non-per-call metrics go; absent when the channel records none. Child helpers forward it. */
+  readonly metricsRecorder?: MetricsRecorder | undefined;
 }
 
 export interface LoadBalancer<Config = unknown> {

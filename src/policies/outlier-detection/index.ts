@@ -1,2 +1,3 @@
 export * from './config.js';
+export * from './metrics.js';
 export { OutlierDetection, outlierDetectionFactory } from './outlier-detection.js';

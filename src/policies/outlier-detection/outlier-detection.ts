@@ -1,5 +1,7 @@
 import {
   addressKey,
+  BACKEND_SERVICE_ARG,
+  BACKEND_SERVICE_LABEL,
   type CancelTimer,
   childHelper,
   type Endpoint,
@@ -7,6 +9,7 @@ import {
   type Helper,
   type LbUpdate,
   type LoadBalancer,
+  type MetricLabels,
   type PolicyFactory,
   type PolicyLookup,
   type Status,
@@ -26,6 +29,14 @@ import {
   runSuccessRateEjection,
 } from './ejection-algorithms.js';
 import { EndpointOutlierState } from './endpoint-state.js';
+import {
+  DETECTION_METHOD_LABEL,
+  type DetectionMethod,
+  EJECTIONS_ENFORCED,
+  EJECTIONS_UNENFORCED,
+  UNENFORCED_REASON_LABEL,
+  type UnenforcedReason,
+} from './metrics.js';
 import { OutlierDetectionPicker } from './picker.js';
 
 /**
@@ -49,6 +60,8 @@ export class OutlierDetection
   /** A50: the timer start timestamp (null when unset) and the running timer. */
   private timerStartedAt: number | null = null;
   private cancelTimer: CancelTimer | null = null;
+  /** A89: the cluster cds names in the update's attributes, for A91's optional label. */
+  private backendService: string | undefined;
 
   constructor(
     private readonly helper: Helper,
@@ -100,6 +113,7 @@ export class OutlierDetection
   update(update: LbUpdate<OutlierDetectionConfig>): boolean {
     const config = update.config;
     this.config = config;
+    this.backendService = update.attributes[BACKEND_SERVICE_ARG] as string | undefined;
     if (update.endpoints.ok) this.setEndpoints(update.endpoints.value);
     this.applyTimerRules(config);
     return this.child.update(config.childPolicy, update.endpoints, update.attributes, update.resolutionNote);
@@ -179,12 +193,29 @@ export class OutlierDetection
   }
 
   /** A50 "Ejection and Un-ejection". */
-  eject(state: EndpointOutlierState): void {
+  eject(state: EndpointOutlierState, method: DetectionMethod): void {
+    this.helper.metricsRecorder?.addCounter(EJECTIONS_ENFORCED, 1, this.metricLabels(method));
     if (!state.ejected) this.ejectedCount++;
     state.ejectedAt = this.timerStartedAt ?? this.helper.clock.now();
     state.multiplier++;
     this.helper.trace(() => `outlier_detection: ejecting endpoint [${state.addressKeys.join(', ')}]`);
     this.setEjected(state, true);
+  }
+
+  /** A91: an outlier left in place. */
+  notEjected(method: DetectionMethod, reason: UnenforcedReason): void {
+    const recorder = this.helper.metricsRecorder;
+    if (recorder === undefined) return;
+    recorder.addCounter(EJECTIONS_UNENFORCED, 1, {
+      ...this.metricLabels(method),
+      [UNENFORCED_REASON_LABEL]: reason,
+    });
+  }
+
+  private metricLabels(method: DetectionMethod): MetricLabels {
+    const labels: Record<string, string> = { [DETECTION_METHOD_LABEL]: method };
+    if (this.backendService !== undefined) labels[BACKEND_SERVICE_LABEL] = this.backendService;
+    return labels;
   }
 
   private uneject(state: EndpointOutlierState): void {

@@ -14,6 +14,7 @@ import {
   IdlePicker,
   type LbUpdate,
   type LoadBalancer,
+  NO_METRIC_LABELS,
   numberArg,
   OK_STATUS,
   type Picker,
@@ -51,6 +52,11 @@ import {
   type PickFirstConfig,
   parsePickFirstConfig,
 } from './config.js';
+import {
+  PICK_FIRST_CONNECTION_ATTEMPTS_FAILED,
+  PICK_FIRST_CONNECTION_ATTEMPTS_SUCCEEDED,
+  PICK_FIRST_DISCONNECTIONS,
+} from './metrics.js';
 import { weightedShufflingEnabled } from './weighted-shuffling-flag.js';
 
 const NO_ATTEMPTS: readonly never[] = Object.freeze([]);
@@ -487,10 +493,16 @@ export abstract class PickFirstLeaf
     a.state = state;
     switch (state) {
       case READY:
+        this.helper.metricsRecorder?.addCounter(
+          PICK_FIRST_CONNECTION_ATTEMPTS_SUCCEEDED,
+          1,
+          NO_METRIC_LABELS,
+        );
         // The first READY wins, even one we did not ask for.
         this.select(a);
         return;
       case TRANSIENT_FAILURE:
+        this.helper.metricsRecorder?.addCounter(PICK_FIRST_CONNECTION_ATTEMPTS_FAILED, 1, NO_METRIC_LABELS);
         this.lastError = status;
         a.failedThisPass = true;
         if (this.firstPass) {
@@ -564,7 +576,10 @@ export abstract class PickFirstLeaf
 
   /** @internal The chosen connection's connectivity: leaving READY loses it. */
   onSubchannelState(state: ConnectivityState, _status: Status): void {
-    if (state !== READY && this.selected !== null && !this.destroyed) this.onSelectedLost();
+    if (state !== READY && this.selected !== null && !this.destroyed) {
+      this.helper.metricsRecorder?.addCounter(PICK_FIRST_DISCONNECTIONS, 1, NO_METRIC_LABELS);
+      this.onSelectedLost();
+    }
   }
 
   /** @internal A61: the chosen connection's health, watched with the health watch on. */

@@ -9,6 +9,7 @@ import {
   endpointKey,
   type Helper,
   IDLE,
+  type MetricsRecorder,
   NO_CHANNEL_ARGS,
   OK_STATUS,
   type Picker,
@@ -139,6 +140,9 @@ export class EndpointChild extends PickFirstLeaf implements Helper {
   }
   get trace(): Trace {
     return this.list.helper.trace;
+  }
+  get metricsRecorder(): MetricsRecorder | undefined {
+    return this.list.helper.metricsRecorder;
   }
 
   createSubchannel(address: Address, attributes: Attributes): Subchannel {

@@ -12,6 +12,8 @@ export class EndpointWeight {
   private nonEmptySince = Number.POSITIVE_INFINITY;
   /** When the last non-zero report arrived. */
   private lastUpdated = Number.NEGATIVE_INFINITY;
+  /** Why the last {@link current} gave 0 (A78 counts both kinds per scheduler update), or null if it did not. */
+  unusable: 'not_yet_usable' | 'stale' | null = null;
 
   constructor(
     private readonly clock: Clock,
@@ -47,10 +49,16 @@ export class EndpointWeight {
   current(now: number): number {
     if (now - this.lastUpdated >= this.config.weightExpirationPeriodMs) {
       this.nonEmptySince = Number.POSITIVE_INFINITY;
+      // A78: with no report yet the weight is not yet usable; a report too old is stale.
+      this.unusable = this.lastUpdated === Number.NEGATIVE_INFINITY ? 'not_yet_usable' : 'stale';
       return 0;
     }
     const blackout = this.config.blackoutPeriodMs;
-    if (blackout > 0 && now - this.nonEmptySince < blackout) return 0;
+    if (blackout > 0 && now - this.nonEmptySince < blackout) {
+      this.unusable = 'not_yet_usable';
+      return 0;
+    }
+    this.unusable = null;
     return this.weight;
   }
 }

@@ -1,11 +1,20 @@
 import {
+  BACKEND_SERVICE_ARG,
+  BACKEND_SERVICE_LABEL,
   type CancelTimer,
+  type ChannelArgs,
+  type Endpoint,
   type Helper,
+  LOCALITY_LABEL,
+  METRIC_LOCALITY,
+  type MetricLabels,
+  type MetricsRecorder,
   type Picker,
   type PolicyFactory,
   randomOf,
   type Subchannel,
 } from '../../core/index.js';
+import { UPDATE_LIST } from '../shared/child-policy.js';
 import type { EndpointChild } from '../shared/endpoint-list.js';
 import { EagerPetiole } from '../shared/petiole.js';
 import type { ArraySnapshot, SnapshotArray } from '../shared/snapshot-array.js';
@@ -16,6 +25,12 @@ import {
   type WeightedRoundRobinConfig,
 } from './config.js';
 import { EndpointWeight } from './endpoint-weight.js';
+import {
+  WRR_ENDPOINT_WEIGHT_NOT_YET_USABLE,
+  WRR_ENDPOINT_WEIGHT_STALE,
+  WRR_ENDPOINT_WEIGHTS,
+  WRR_RR_FALLBACK,
+} from './metrics.js';
 import { OobWatchedSubchannel } from './oob-watched-subchannel.js';
 import { PickCount, WeightedEndpoint, WeightedRoundRobinPicker } from './picker.js';
 import { StaticStrideScheduler } from './static-stride-scheduler.js';
@@ -52,10 +67,22 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
   private cancelCatchUp: CancelTimer | null = null;
   /** Every live subchannel of the children, each able to hold an out-of-band watch. */
   private readonly watched = new Set<OobWatchedSubchannel>();
+  /** A78 / A89 labels of this policy's metrics, from its latest update. */
+  private metricLabels: MetricLabels = {};
 
   constructor(helper: Helper) {
     super(helper);
     this.random = randomOf(helper);
+  }
+
+  override [UPDATE_LIST](
+    endpoints: readonly Endpoint[],
+    config: WeightedRoundRobinConfig,
+    attributes: ChannelArgs,
+    resolutionNote?: string,
+  ): boolean {
+    if (this.helper.metricsRecorder !== undefined) this.metricLabels = wrrMetricLabels(endpoints, attributes);
+    return super[UPDATE_LIST](endpoints, config, attributes, resolutionNote);
   }
 
   protected override applyConfig(config: WeightedRoundRobinConfig): void {
@@ -133,12 +160,35 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     const weights = new Float64Array(n);
     for (let i = 0; i < n; i++) weights[i] = ready.at(i).weight.current(now);
     this.scheduler = StaticStrideScheduler.build(weights, Math.floor(this.random() * 0x1_0000_0000));
+    const recorder = this.helper.metricsRecorder;
+    if (recorder !== undefined) this.recordSchedulerUpdate(recorder, ready, weights);
     this.built = ready;
     this.builtAt = now;
     this.pickCount.picks = 0;
     this.helper.trace(
       () => `weighted_round_robin: scheduler rebuilt over ${n} endpoints: ${this.describe(weights)}`,
     );
+  }
+
+  /** A78: one scheduler update's counts and weights. */
+  private recordSchedulerUpdate(
+    recorder: MetricsRecorder,
+    ready: ArraySnapshot<WeightedEndpoint>,
+    weights: Float64Array,
+  ): void {
+    const labels = this.metricLabels;
+    let notYetUsable = 0;
+    let stale = 0;
+    for (let i = 0; i < weights.length; i++) {
+      const unusable = ready.at(i).weight.unusable;
+      if (unusable === 'not_yet_usable') notYetUsable++;
+      else if (unusable === 'stale') stale++;
+      recorder.recordHistogram(WRR_ENDPOINT_WEIGHTS, weights[i]!, labels);
+    }
+    // A58: with fewer than two usable weights the picks rotate as round_robin's do.
+    if (weights.length - notYetUsable - stale < 2) recorder.addCounter(WRR_RR_FALLBACK, 1, labels);
+    recorder.addCounter(WRR_ENDPOINT_WEIGHT_NOT_YET_USABLE, notYetUsable, labels);
+    recorder.addCounter(WRR_ENDPOINT_WEIGHT_STALE, stale, labels);
   }
 
   private describe(weights: Float64Array): string {
@@ -176,6 +226,20 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     this.cancelCatchUp = null;
     super.destroy();
   }
+}
+
+/**
+ * A78's locality label: the endpoints' (under xds_wrr_locality they share one locality; A94's per-endpoint
+ * attribute has A78's text form, which weighted_target's child names do not), "" without one; A89's backend
+ * service from the resolver attribute cds sets.
+ */
+function wrrMetricLabels(endpoints: readonly Endpoint[], attributes: ChannelArgs): MetricLabels {
+  const labels: Record<string, string> = {
+    [LOCALITY_LABEL]: endpoints[0]?.attributes.get(METRIC_LOCALITY) ?? '',
+  };
+  const backendService = attributes[BACKEND_SERVICE_ARG];
+  if (typeof backendService === 'string') labels[BACKEND_SERVICE_LABEL] = backendService;
+  return labels;
 }
 
 /** The out-of-band reporting period the config asks for, or null when reports come per call. */

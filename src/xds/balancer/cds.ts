@@ -3,6 +3,8 @@
 // builder (cluster-config-builder.ts) that clusterToTree and the simulator use too.
 
 import {
+  BACKEND_SERVICE_ARG,
+  type ChannelArgs,
   Code,
   ConfigError,
   ConfigReader,
@@ -141,7 +143,11 @@ export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> 
     );
     this.hasChild = true;
     const note = entry.value.children.kind === 'endpoints' ? entry.value.children.resolutionNote : '';
-    const attributes = { ...update.attributes, [XDS_TRANSPORT_SECURITY_ARG]: security };
+    const attributes: ChannelArgs =
+      entry.value.children.kind === 'aggregate'
+        ? { ...update.attributes, [XDS_TRANSPORT_SECURITY_ARG]: security }
+        : // A89: the tree below a leaf cluster records its metrics under this backend service.
+          { ...update.attributes, [XDS_TRANSPORT_SECURITY_ARG]: security, [BACKEND_SERVICE_ARG]: name };
     return this.child.update(parsed, ok(tree.endpoints), attributes, note || update.resolutionNote);
   }
 

@@ -82,6 +82,7 @@ export function buildClusterChildTree(
   const built = priorities.build(endpoints, endpointPolicy, {
     ignoreReresolutionRequests: cluster.cluster.discovery.kind === 'eds',
     keepDrainingEndpoints: true,
+    backendService: name,
   });
   const outlier = cluster.cluster.outlierDetection;
   const config: LbConfigList =

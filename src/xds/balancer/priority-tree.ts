@@ -12,6 +12,9 @@ import {
   HIERARCHICAL_PATH,
   LOCALITY,
   LOCALITY_WEIGHT,
+  localityLabelValue,
+  METRIC_BACKEND_SERVICE,
+  METRIC_LOCALITY,
 } from '../../core/index.js';
 import { weightedShufflingEnabled } from '../../policies/pick-first/index.js';
 import { XDS_HEALTH_STATUS, XDS_LOCALITY_NAME, XDS_PRIORITY } from '../attribute-keys.js';
@@ -75,6 +78,8 @@ export interface PriorityTreeOptions {
    * the endpoint-picking policy may keep them: that policy hides them from its child.
    */
   readonly keepDrainingEndpoints?: boolean;
+  /** A89 / A94: the cluster name, put on every endpoint for its subchannel's metrics. */
+  readonly backendService?: string;
 }
 
 /** How endpoint weights are formed: A113's normalized product, or A42's raw product. */
@@ -127,11 +132,18 @@ export class PriorityTreeGenerator {
       let localitySum = 0;
       for (const locality of localities) localitySum += locality.weight;
       for (const locality of localities) {
-        const base = Attributes.EMPTY.with(HIERARCHICAL_PATH, path)
+        let base = Attributes.EMPTY.with(HIERARCHICAL_PATH, path)
           .with(LOCALITY, locality.key)
           .with(LOCALITY_WEIGHT, locality.weight)
           .with(XDS_LOCALITY_NAME, locality.name)
-          .with(XDS_PRIORITY, p);
+          .with(XDS_PRIORITY, p)
+          // A94: the metrics labels of the endpoint's subchannels (A78's locality text form).
+          .with(
+            METRIC_LOCALITY,
+            localityLabelValue(locality.name.region, locality.name.zone, locality.name.subZone),
+          );
+        if (options.backendService !== undefined)
+          base = base.with(METRIC_BACKEND_SERVICE, options.backendService);
         // Endpoints of a locality usually share weight and health, so they share one Attributes object.
         const shared = new Map<string, Attributes>();
         let endpointSum = 0;

@@ -1,0 +1,120 @@
+import { CONNECTING, type ConnectivityState, READY, SHUTDOWN } from './connectivity-state.js';
+import { registerInstrument } from './instrument-registry.js';
+import { BACKEND_SERVICE_LABEL, LOCALITY_LABEL, TARGET_LABEL } from './metric-labels.js';
+import type { MetricLabels, MetricsRecorder } from './metrics-recorder.js';
+
+// A94's subchannel metrics: experimental, so off by default.
+
+const OPTIONAL = [BACKEND_SERVICE_LABEL, LOCALITY_LABEL];
+export const DISCONNECT_ERROR_LABEL = 'grpc.disconnect_error';
+
+export const SUBCHANNEL_DISCONNECTIONS = registerInstrument({
+  name: 'grpc.subchannel.disconnections',
+  description: 'Number of times the selected subchannel becomes disconnected.',
+  unit: '{disconnection}',
+  type: 'counter',
+  labels: [TARGET_LABEL],
+  optionalLabels: [...OPTIONAL, DISCONNECT_ERROR_LABEL],
+  enabledByDefault: false,
+});
+export const SUBCHANNEL_CONNECTION_ATTEMPTS_SUCCEEDED = registerInstrument({
+  name: 'grpc.subchannel.connection_attempts_succeeded',
+  description: 'Number of successful connection attempts.',
+  unit: '{attempt}',
+  type: 'counter',
+  labels: [TARGET_LABEL],
+  optionalLabels: OPTIONAL,
+  enabledByDefault: false,
+});
+export const SUBCHANNEL_CONNECTION_ATTEMPTS_FAILED = registerInstrument({
+  name: 'grpc.subchannel.connection_attempts_failed',
+  description: 'Number of failed connection attempts.',
+  unit: '{attempt}',
+  type: 'counter',
+  labels: [TARGET_LABEL],
+  optionalLabels: OPTIONAL,
+  enabledByDefault: false,
+});
+export const SUBCHANNEL_OPEN_CONNECTIONS = registerInstrument({
+  name: 'grpc.subchannel.open_connections',
+  description: 'Number of open connections.',
+  unit: '{connection}',
+  type: 'up_down_counter',
+  labels: [TARGET_LABEL],
+  optionalLabels: ['grpc.security_level', ...OPTIONAL],
+  enabledByDefault: false,
+});
+
+/** RFC 9113's error code names, as A94's "GOAWAY <ERROR_CODE>" gives them. */
+const HTTP2_ERROR_CODE =
+  /\b(NO_ERROR|PROTOCOL_ERROR|INTERNAL_ERROR|FLOW_CONTROL_ERROR|SETTINGS_TIMEOUT|STREAM_CLOSED|FRAME_SIZE_ERROR|REFUSED_STREAM|CANCEL|COMPRESSION_ERROR|CONNECT_ERROR|ENHANCE_YOUR_CALM|INADEQUATE_SECURITY|HTTP_1_1_REQUIRED)\b/;
+
+/** A94's `grpc.disconnect_error` for a connection error text: the socket error codes it names, else "unknown". */
+export function disconnectError(message: string | undefined): string {
+  if (message === undefined) return 'unknown';
+  if (message.includes('GOAWAY')) {
+    const code = HTTP2_ERROR_CODE.exec(message);
+    return code ? `GOAWAY ${code[1]}` : 'unknown';
+  }
+  if (message.includes('ECONNRESET')) return 'connection reset';
+  if (message.includes('ETIMEDOUT')) return 'connection timed out';
+  if (message.includes('ECONNABORTED')) return 'connection aborted';
+  if (/\bE[A-Z]{3,}\b/.test(message)) return 'socket error';
+  return 'unknown';
+}
+
+/**
+ * A94's metrics of one subchannel, fed its state changes by whoever owns the connection (the grpc-js
+ * adapter, once per grpc-js subchannel; the simulator, per fake subchannel). Counted from the subchannel's
+ * side: a connection Happy Eyeballs does not choose still counts.
+ */
+export class SubchannelMetrics {
+  private state: ConnectivityState;
+  private readonly disconnectLabels = new Map<string, MetricLabels>();
+
+  /** `labels`: the endpoint's backend service and locality (A94), when it has them. */
+  constructor(
+    private readonly recorder: MetricsRecorder,
+    private readonly labels: MetricLabels,
+    state: ConnectivityState,
+  ) {
+    this.state = state;
+    if (state === READY) recorder.addUpDownCounter(SUBCHANNEL_OPEN_CONNECTIONS, 1, labels);
+  }
+
+  onState(next: ConnectivityState, errorMessage?: string): void {
+    const previous = this.state;
+    if (next === previous) return;
+    this.state = next;
+    const recorder = this.recorder;
+    if (previous === READY) {
+      recorder.addUpDownCounter(SUBCHANNEL_OPEN_CONNECTIONS, -1, this.labels);
+      recorder.addCounter(SUBCHANNEL_DISCONNECTIONS, 1, this.withError(disconnectError(errorMessage)));
+    } else if (previous === CONNECTING) {
+      if (next === READY) recorder.addCounter(SUBCHANNEL_CONNECTION_ATTEMPTS_SUCCEEDED, 1, this.labels);
+      else recorder.addCounter(SUBCHANNEL_CONNECTION_ATTEMPTS_FAILED, 1, this.labels);
+    }
+    if (next === READY) recorder.addUpDownCounter(SUBCHANNEL_OPEN_CONNECTIONS, 1, this.labels);
+  }
+
+  /**
+   * The subchannel is shut down: an open connection counts as a "subchannel shutdown" disconnection; an
+   * attempt in flight counts as neither success nor failure (A94).
+   */
+  shutdown(): void {
+    if (this.state === READY) {
+      this.recorder.addUpDownCounter(SUBCHANNEL_OPEN_CONNECTIONS, -1, this.labels);
+      this.recorder.addCounter(SUBCHANNEL_DISCONNECTIONS, 1, this.withError('subchannel shutdown'));
+    }
+    this.state = SHUTDOWN;
+  }
+
+  private withError(error: string): MetricLabels {
+    let labels = this.disconnectLabels.get(error);
+    if (labels === undefined) {
+      labels = Object.freeze({ ...this.labels, [DISCONNECT_ERROR_LABEL]: error });
+      this.disconnectLabels.set(error, labels);
+    }
+    return labels;
+  }
+}

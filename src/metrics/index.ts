@@ -1,0 +1,11 @@
+export { ChannelMetricsRecorder } from './channel-metrics-recorder.js';
+export type {
+  InstrumentOptionsShape,
+  MeterProviderShape,
+  MeterShape,
+  MetricAttributesShape,
+  ObservableResultShape,
+} from './meter-provider-shape.js';
+export { checkMetricsOptions, type MetricsOptions } from './metrics-options.js';
+export { type GaugeRegistration, OpenTelemetryStatsPlugin } from './opentelemetry-plugin.js';
+export { addGlobalMetrics, metricsRecorderFor } from './stats-plugins.js';
