@@ -46,6 +46,11 @@ export {
   LOCALITY,
   LOCALITY_WEIGHT,
 } from './core/endpoint-attributes.js';
+export {
+  type InstrumentDescriptor,
+  type InstrumentType,
+  registeredInstruments,
+} from './core/instrument-registry.js';
 export type {
   Helper,
   LbUpdate,
@@ -55,6 +60,8 @@ export type {
   PolicyLookup,
   Trace,
 } from './core/load-balancer.js';
+export { METRIC_BACKEND_SERVICE, METRIC_LOCALITY } from './core/metric-labels.js';
+export type { GaugeReporter, MetricLabels, MetricsRecorder } from './core/metrics-recorder.js';
 export {
   type CallAttributes,
   type CallMetadata,
@@ -95,6 +102,14 @@ export {
   withWatcher,
 } from './core/watcher-set.js';
 export { xxh64, xxh64Into } from './hash/xxh64.js';
+// A79 metrics: a MeterProvider for every channel (the grpc-js adapter's `register({ metrics })` calls this),
+// and a recorder to hand a Helper (the simulator, a user's own channel).
+export {
+  addGlobalMetrics,
+  type MeterProviderShape,
+  type MetricsOptions,
+  metricsRecorderFor,
+} from './metrics/index.js';
 // Each policy: its gRFC name, factory, config parser and config type, the channel settings it reads (with
 // defaults and limits) and its class, for direct use under a Helper (the simulator and benchmarks do);
 // the registry helpers; `buildRing`, the ring ring_hash builds for a set of weighted endpoints.

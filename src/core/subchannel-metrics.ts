@@ -1,6 +1,13 @@
+import type { Attributes } from './attributes.js';
 import { CONNECTING, type ConnectivityState, READY, SHUTDOWN } from './connectivity-state.js';
 import { registerInstrument } from './instrument-registry.js';
-import { BACKEND_SERVICE_LABEL, LOCALITY_LABEL, TARGET_LABEL } from './metric-labels.js';
+import {
+  BACKEND_SERVICE_LABEL,
+  LOCALITY_LABEL,
+  METRIC_BACKEND_SERVICE,
+  METRIC_LOCALITY,
+  TARGET_LABEL,
+} from './metric-labels.js';
 import type { MetricLabels, MetricsRecorder } from './metrics-recorder.js';
 
 // A94's subchannel metrics: experimental, so off by default.
@@ -61,6 +68,16 @@ export function disconnectError(message: string | undefined): string {
   if (message.includes('ECONNABORTED')) return 'connection aborted';
   if (/\bE[A-Z]{3,}\b/.test(message)) return 'socket error';
   return 'unknown';
+}
+
+/** A94's optional labels of a subchannel made with these (endpoint) attributes. */
+export function subchannelMetricLabels(attributes: Attributes): MetricLabels {
+  const labels: Record<string, string> = {};
+  const backendService = attributes.get(METRIC_BACKEND_SERVICE);
+  if (backendService !== undefined) labels[BACKEND_SERVICE_LABEL] = backendService;
+  const locality = attributes.get(METRIC_LOCALITY);
+  if (locality !== undefined) labels[LOCALITY_LABEL] = locality;
+  return labels;
 }
 
 /**

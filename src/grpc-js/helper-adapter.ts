@@ -6,15 +6,19 @@ import {
   type Clock,
   type ConnectivityState,
   type Helper,
+  type MetricsRecorder,
   type Picker,
   realClock,
   type Status,
   type Subchannel,
+  SubchannelMetrics,
+  subchannelMetricLabels,
   type Trace,
 } from '../core/index.js';
 import { type ClusterTransportSecurity, XDS_TRANSPORT_SECURITY } from '../xds/transport-security.js';
+import { CHANNEL_TARGET_ATTRIBUTE, METRICS_CHANNEL_OPTION } from './channel-metrics.js';
 import type { ChannelRecording } from './channel-recording.js';
-import { toGrpcState } from './connectivity.js';
+import { fromGrpcState, toGrpcState } from './connectivity.js';
 import { GrpcPickerAdapter } from './picker-adapter.js';
 import { FLIGHT_RECORDER_OPTION } from './recorded-channels.js';
 import { GrpcSubchannelHandle, type HandleOwner } from './subchannel-adapter.js';
@@ -33,7 +37,16 @@ const GRPC_INTERNAL_PREFIX = 'grpc.internal.';
 export function subchannelOptions(options: ChannelOptions): ChannelOptions {
   const kept: ChannelOptions = {};
   for (const [key, value] of Object.entries(options)) {
-    if (!key.startsWith(GRPC_INTERNAL_PREFIX) && key !== FLIGHT_RECORDER_OPTION) kept[key] = value;
+    // The recorder's and the metrics' options hold objects of their own (the user's MeterProvider): not a
+    // subchannel's concern, nor printable as JSON.
+    if (
+      key.startsWith(GRPC_INTERNAL_PREFIX) ||
+      key === FLIGHT_RECORDER_OPTION ||
+      key === METRICS_CHANNEL_OPTION ||
+      key === CHANNEL_TARGET_ATTRIBUTE
+    )
+      continue;
+    kept[key] = value;
   }
   return kept;
 }
@@ -46,6 +59,10 @@ class HeldSubchannel implements HandleOwner {
   handles = 0;
   /** Stops the flight recorder's watch on this subchannel (set while the channel records). */
   stopRecording: (() => void) | null = null;
+  /** A94's metrics of the connection, while the helper records metrics. */
+  private metrics: SubchannelMetrics | null = null;
+  private metricsListener: experimental.ConnectivityStateListener | null = null;
+
   constructor(
     readonly key: string,
     readonly grpc: experimental.SubchannelInterface,
@@ -53,8 +70,26 @@ class HeldSubchannel implements HandleOwner {
     private readonly helper: GrpcHelperAdapter,
   ) {}
 
+  /** A94: counts this subchannel's connections, labelled with the endpoint's backend service and locality. */
+  recordMetrics(recorder: MetricsRecorder, attributes: Attributes): void {
+    const state = fromGrpcState(this.grpc.getConnectivityState());
+    const metrics = new SubchannelMetrics(recorder, subchannelMetricLabels(attributes), state);
+    this.metrics = metrics;
+    this.metricsListener = (_subchannel, _previous, next, _keepalive, errorMessage) =>
+      metrics.onState(fromGrpcState(next), errorMessage);
+    this.grpc.addConnectivityStateListener(this.metricsListener);
+  }
+
   handleReleased(): void {
     if (--this.handles === 0) this.helper.drop(this);
+  }
+
+  /** The last handle went: the subchannel is shut down for this channel. */
+  stopMetrics(): void {
+    if (this.metricsListener !== null) this.grpc.removeConnectivityStateListener(this.metricsListener);
+    this.metricsListener = null;
+    this.metrics?.shutdown();
+    this.metrics = null;
   }
 }
 
@@ -93,6 +128,8 @@ export class GrpcHelperAdapter implements Helper {
   readonly trace: Trace;
   /** The channel's flight recording, set by the root policy while the channel records. */
   recording: ChannelRecording | null = null;
+  /** A79: set from the first update's options (global plugins, the channel's own, its target), before the policy exists. */
+  metricsRecorder: MetricsRecorder | undefined;
 
   constructor(
     private readonly grpc: experimental.ChannelControlHelper,
@@ -124,6 +161,7 @@ export class GrpcHelperAdapter implements Helper {
       held = new HeldSubchannel(key, grpcSubchannel, options, this);
       if (this.recording !== null)
         held.stopRecording = this.recording.watch(addressKey(address), grpcSubchannel);
+      if (this.metricsRecorder !== undefined) held.recordMetrics(this.metricsRecorder, attributes);
       this.held.set(key, held);
     }
     held.handles++;
@@ -156,6 +194,7 @@ export class GrpcHelperAdapter implements Helper {
   drop(held: HeldSubchannel): void {
     if (this.held.get(held.key) === held) this.held.delete(held.key);
     held.stopRecording?.();
+    held.stopMetrics();
     this.grpc.removeChannelzChild(held.grpc.getChannelzRef());
   }
 

@@ -1,4 +1,5 @@
 import { type ChannelOptions, experimental, Metadata, status } from '@grpc/grpc-js';
+import { CHANNEL_TARGET_ATTRIBUTE, canonicalTarget } from './channel-metrics.js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
 import { XDS_SCHEME } from './xds-resolver.js';
 
@@ -63,6 +64,21 @@ function misreadTargetResolver(
   return null;
 }
 
+/** The DNS resolver's results with the channel's target added, for A66's `grpc.target` label. */
+function withTarget(
+  target: experimental.GrpcUri,
+  listener: experimental.ResolverListener,
+): experimental.ResolverListener {
+  const canonical = canonicalTarget(target);
+  return (endpoints, attributes, serviceConfig, resolutionNote) =>
+    listener(
+      endpoints,
+      { ...attributes, [CHANNEL_TARGET_ATTRIBUTE]: canonical },
+      serviceConfig,
+      resolutionNote,
+    );
+}
+
 /**
  * Stands in front of the `dns` scheme's resolver: a target of lbtree's that grpc-js misread as a DNS name
  * fails with lbtree's error for it; every other target goes to the DNS resolver, unchanged.
@@ -75,7 +91,9 @@ class DnsFront implements experimental.Resolver {
     listener: experimental.ResolverListener,
     options: ChannelOptions,
   ) {
-    this.resolver = misreadTargetResolver(target, listener) ?? new dnsResolver!(target, listener, options);
+    this.resolver =
+      misreadTargetResolver(target, listener) ??
+      new dnsResolver!(target, withTarget(target, listener), options);
   }
 
   updateResolution(): void {

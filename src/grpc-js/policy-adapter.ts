@@ -14,6 +14,7 @@ import {
 } from '../core/index.js';
 import { PRIORITY, WEIGHTED_TARGET } from '../policies/index.js';
 import type { FlightRecorder } from '../recorder/index.js';
+import { channelMetricsRecorder } from './channel-metrics.js';
 import { ChannelRecording } from './channel-recording.js';
 import { fromGrpcEndpoints } from './endpoint-conversion.js';
 import { GrpcHelperAdapter, subchannelOptions } from './helper-adapter.js';
@@ -161,7 +162,10 @@ export function grpcPolicyClasses(
           return true;
         }
         this.helper.channelOptions = subchannelOptions(channelOptions);
-        this.policy ??= factory.create(this.helper, registry);
+        if (!this.policy) {
+          this.helper.metricsRecorder = channelMetricsRecorder(channelOptions);
+          this.policy = factory.create(this.helper, registry);
+        }
         return this.policy.update({
           endpoints,
           config: lbConfig.config,

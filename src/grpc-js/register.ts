@@ -1,5 +1,6 @@
 import { experimental } from '@grpc/grpc-js';
 import type { Registry } from '../core/index.js';
+import { addGlobalMetrics, type MetricsOptions } from '../metrics/index.js';
 import { defaultRegistry, PICK_FIRST, ROUND_ROBIN, WEIGHTED_ROUND_ROBIN } from '../policies/index.js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
 import { grpcJsOnlyPolicy } from './grpc-js-child.js';
@@ -25,6 +26,12 @@ export interface RegisterOptions {
    * interval); false turns that off again. Read them with `recordedChannels()` (see README "Record and replay").
    */
   readonly recorder?: RecordEveryChannelOption;
+  /**
+   * A79: record the metrics (A78, A91, A94) of every channel created afterwards to this MeterProvider; each
+   * metric is off until named in `enableMetrics`. Per channel: the `lbtree.metrics` channel option. Throws a
+   * TypeError naming the field when invalid.
+   */
+  readonly metrics?: MetricsOptions;
 }
 
 /**
@@ -42,6 +49,7 @@ export interface RegisterOptions {
  */
 export function register(options: RegisterOptions = {}): string[] {
   const registry = options.registry ?? defaultRegistry();
+  if (options.metrics !== undefined) addGlobalMetrics(options.metrics);
   enableXds(registry, options.xds);
   recordEveryChannel(options.recorder);
   // lbtree's parents parse their children through this: lbtree's names first, then grpc-js's own.

@@ -2,6 +2,7 @@
 // dependency manager. xds-resolver.ts imports this module on a channel's first resolution, so a process that
 // registers lbtree without using `xds:` targets never loads them (they are most of lbtree's load time).
 
+import type { MetricsRecorder } from '../core/index.js';
 import { loadBootstrap, type XdsBootstrap } from '../xds/client/bootstrap.js';
 import { clientListenerResourceName } from '../xds/client/listener-name.js';
 import { XdsResolution, type XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
@@ -49,14 +50,16 @@ export interface XdsTarget {
 
 /**
  * Starts resolving the `xds:` target on the client for `bootstrap` (GRPC_XDS_BOOTSTRAP(_CONFIG) when
- * undefined) and the target (A71: one client per target). Throws the bootstrap's ConfigError, or
- * UnknownXdsAuthorityError for an authority the bootstrap lacks (A47).
+ * undefined) and the target (A71: one client per target); `metrics`: the channel's recorder, for the client's
+ * metrics. Throws the bootstrap's ConfigError, or UnknownXdsAuthorityError for an authority the bootstrap
+ * lacks (A47).
  */
 export function startXdsResolution(
   target: XdsTarget,
   bootstrap: unknown,
   channelId: bigint,
   onResult: (result: XdsResolutionResult) => boolean,
+  metrics?: MetricsRecorder,
 ): XdsChannelResolution {
   // A47 "xds Resolver Changes": the target's authority picks the template (and must be in the bootstrap).
   const parsed = loadBootstrap(bootstrap);
@@ -66,6 +69,8 @@ export function startXdsResolution(
   // stream per server (istio-agent closes every stream but a process's first).
   const scope = canFallBack(parsed) ? `xds://${target.authority ?? ''}/${target.name}` : '';
   const lease: XdsClientLease = leaseXdsClient(bootstrap, undefined, scope);
+  // A78 / A79: a client shared by channels records its metrics through the first channel's recorder.
+  if (metrics !== undefined) lease.client.useMetricsRecorder(metrics);
   const resolution = new XdsResolution({
     watcher: lease.client,
     types: RESOURCE_TYPES,

@@ -29,6 +29,7 @@ import type { CallRouter, XdsResolutionResult } from '../xds/resolver/xds-resolu
 import type { XdsRetryPolicy } from '../xds/resources/types.js';
 import { XDS_TRANSPORT_SECURITY_REGISTRY_ARG } from '../xds/transport-security.js';
 import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
+import { CHANNEL_TARGET_ATTRIBUTE, canonicalTarget, channelMetricsRecorder } from './channel-metrics.js';
 import { registerCsdsAdminService } from './csds-service.js';
 import { DEFERRED_ROUTE_PICK_INFO_KEY, type DeferredRoute, HASH_PICK_INFO_KEY } from './picker-adapter.js';
 import type { XdsChannelResolution } from './xds-resolution-start.js';
@@ -344,7 +345,7 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
   constructor(
     private readonly target: experimental.GrpcUri,
     private readonly listener: experimental.ResolverListener,
-    _options: ChannelOptions,
+    private readonly options: ChannelOptions,
   ) {}
 
   updateResolution(): void {
@@ -364,11 +365,16 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
   private start(startXdsResolution: typeof import('./xds-resolution-start.js').startXdsResolution): void {
     if (this.destroyed) return;
     try {
+      const metrics = channelMetricsRecorder({
+        ...this.options,
+        [CHANNEL_TARGET_ATTRIBUTE]: canonicalTarget(this.target),
+      });
       this.resolution = startXdsResolution(
         xdsTarget(this.target),
         settings.bootstrap,
         this.channelId,
         (result) => this.deliver(result),
+        metrics,
       );
     } catch (e) {
       this.fail(e);
@@ -398,6 +404,7 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
     const attributes: Record<string | symbol, unknown> = {
       [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: new GrpcConfigSelector(result.router, this),
       [XDS_CONFIG_ATTRIBUTE]: result.xdsConfig,
+      [CHANNEL_TARGET_ATTRIBUTE]: canonicalTarget(this.target),
     };
     // A29: for XdsChannelCredentials, on every subchannel of the channel.
     if (this.resolution !== null) {

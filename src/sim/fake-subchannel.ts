@@ -13,6 +13,7 @@ import {
   type Status,
   type Subchannel,
   type SubchannelHealthWatcher,
+  type SubchannelMetrics,
   type SubchannelStateWatcher,
   TRANSIENT_FAILURE,
   type Unwatch,
@@ -72,6 +73,8 @@ export class FakeSubchannel {
   private pending: CancelTimer | null = null;
   /** The one ORCA stream of this connection (A51), made on the first watch. */
   private metrics: OobMetricsStream | null = null;
+  /** A94's metrics of this connection, when the simulation records metrics. */
+  connectionMetrics: SubchannelMetrics | null = null;
 
   constructor(
     readonly address: Address,
@@ -175,6 +178,7 @@ export class FakeSubchannel {
       this.released = true;
       this.cancelPending();
       this.metrics?.shutdown();
+      this.connectionMetrics?.shutdown();
       this.host.onUnreferenced(this);
     }
   }
@@ -186,6 +190,7 @@ export class FakeSubchannel {
     this.state = state;
     this.status = status;
     this.metrics?.setReady(state === READY);
+    this.connectionMetrics?.onState(state, status.details);
     for (const h of this.handles) h.deliverConnectivity(state, status);
     this.notifyHealthIfChanged(before, beforeStatus);
     if (state === TRANSIENT_FAILURE) {

@@ -10,6 +10,7 @@ import {
   type Helper,
   type LbUpdate,
   type LoadBalancer,
+  type MetricsRecorder,
   NO_CHANNEL_ARGS,
   OK_STATUS,
   ok,
@@ -19,6 +20,8 @@ import {
   queuePicker,
   type Registry,
   type Status,
+  SubchannelMetrics,
+  subchannelMetricLabels,
 } from '../core/index.js';
 import { FakeOrcaServer } from './fake-orca-server.js';
 import {
@@ -43,6 +46,8 @@ export interface SimulationOptions {
    * `sim.historyDropped`). Default: unlimited.
    */
   historyLimit?: number;
+  /** A79: the recorder the tree's policies (and the fake subchannels, A94) record their metrics to. */
+  metricsRecorder?: MetricsRecorder;
 }
 
 export interface HistoryEntry {
@@ -128,6 +133,14 @@ export class Simulation {
         let fake = this.fakes.get(key);
         if (!fake || fake.released) {
           fake = new FakeSubchannel(address, host);
+          const recorder = options.metricsRecorder;
+          if (recorder !== undefined) {
+            fake.connectionMetrics = new SubchannelMetrics(
+              recorder,
+              subchannelMetricLabels(attributes),
+              fake.state,
+            );
+          }
           this.fakes.set(key, fake);
         }
         this.subchannelsCreated++;
@@ -147,6 +160,7 @@ export class Simulation {
       trace: (message) => {
         if (this.options.trace) this.traces.push(`${this.clock.now()}ms ${message()}`);
       },
+      metricsRecorder: options.metricsRecorder,
     };
   }
 

@@ -25,6 +25,7 @@ const GRPC_JS = 'src/grpc-js';
 const CONTROL_PLANE = 'src/control-plane';
 const CLI = 'src/cli';
 const RECORDER = 'src/recorder';
+const METRICS = 'src/metrics'; // the OpenTelemetry stats plugin (A79)
 const ROOT_ENTRY = 'src/index.ts';
 
 function layerOf(file: string): string | undefined {
@@ -72,11 +73,12 @@ const MAY_IMPORT: Record<string, readonly Allowed[] | typeof EVERYTHING> = {
   [XDS_RESOLVER]: [CORE, HASH, ...ALL_PROTOS, XDS_ROOT, XDS_RESOURCES, XDS_CLIENT],
   [XDS_BALANCER]: [CORE, POLICIES, HASH, ...ALL_PROTOS, XDS_ROOT, XDS_RESOURCES],
   [XDS_ENTRY]: [CORE, POLICIES, HASH, ...ALL_PROTOS, ...ALL_XDS],
-  [GRPC_JS]: [CORE, POLICIES, HASH, ...ALL_PROTOS, ...ALL_XDS, RECORDER],
+  [GRPC_JS]: [CORE, POLICIES, HASH, ...ALL_PROTOS, ...ALL_XDS, RECORDER, METRICS],
   [RECORDER]: [CORE],
+  [METRICS]: [CORE],
   [CONTROL_PLANE]: [CORE, ...ALL_PROTOS, XDS_RESOURCES, XDS_CLIENT],
   [CLI]: EVERYTHING,
-  [ROOT_ENTRY]: [CORE, HASH, POLICIES],
+  [ROOT_ENTRY]: [CORE, HASH, POLICIES, METRICS],
 };
 
 /** The only layers that may load @grpc/grpc-js (an optional peer) and @grpc/grpc-js-xds. */

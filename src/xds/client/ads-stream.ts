@@ -38,6 +38,8 @@ export interface AdsStreamEvents {
   onEnded(connectivityError: Status | undefined): void;
   /** The backoff is over and a call is about to open: the moment to drop names no one watches any more. */
   beforeReconnect(): void;
+  /** A78 / A57: the server went from healthy to unhealthy (a call failed before any response). */
+  onServerFailure?(): void;
 }
 
 export interface ServerAdsStreamOptions {
@@ -251,6 +253,8 @@ export class ServerAdsStream {
       Code.UNAVAILABLE,
       `xDS stream to ${this.server.serverUri} failed before any response: ${formatStatus(closeStatus)} (node ID ${this.node.id})`,
     );
+    // A78: the server goes from healthy to unhealthy (again only after a response).
+    if (this.lastFailure === undefined) this.events.onServerFailure?.();
     this.lastFailure = error;
     const delay = this.backoff.next();
     this.trace(() => `xds client: ${error.details}; retrying in ${Math.round(delay)} ms`);

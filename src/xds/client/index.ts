@@ -34,6 +34,13 @@ export {
   type XdsServerDump,
 } from './dump.js';
 export { clientListenerResourceName, UnknownXdsAuthorityError } from './listener-name.js';
+export {
+  XDS_CLIENT_CONNECTED,
+  XDS_CLIENT_RESOURCE_UPDATES_INVALID,
+  XDS_CLIENT_RESOURCE_UPDATES_VALID,
+  XDS_CLIENT_RESOURCES,
+  XDS_CLIENT_SERVER_FAILURE,
+} from './metrics.js';
 export { RESOURCE_DOES_NOT_EXIST_TIMEOUT_MS, RESOURCE_TRANSIENT_TIMEOUT_MS } from './resource-cache.js';
 export type { XdsDecodeContext, XdsDecodeResult, XdsResourceType } from './resource-type.js';
 export type { AdsStream, AdsStreamHandlers, XdsTransport, XdsTransportFactory } from './transport.js';

@@ -136,6 +136,11 @@ export class ResourceCache {
     return resources;
   }
 
+  /** Every cache entry (the XdsClient's resources gauge, A78). */
+  *allEntries(): IterableIterator<CacheEntry<unknown>> {
+    for (const typeEntries of this.types.values()) yield* typeEntries.entries.values();
+  }
+
   /** Stops every timer; watchers hear nothing more from the cache's timers. */
   close(): void {
     this.cancelTimers();

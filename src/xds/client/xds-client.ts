@@ -6,7 +6,7 @@
 // higher-priority server delivers again. Subscription changes of one turn go out as one request per type.
 import type { Any } from '@bufbuild/protobuf/wkt';
 import { type CancelTimer, type Clock, realClock } from '../../core/clock.js';
-import { type BackoffOptions, envFlag } from '../../core/index.js';
+import { type BackoffOptions, envFlag, type GaugeReporter, type MetricsRecorder } from '../../core/index.js';
 import type { Trace } from '../../core/load-balancer.js';
 import { Code, type Status, status } from '../../core/status.js';
 import { ServerAdsStream } from './ads-stream.js';
@@ -14,6 +14,19 @@ import { XdsAuthority } from './authority.js';
 import { XDS_FEDERATION_ENV, type XdsBootstrap, type XdsServerConfig, xdsServerKey } from './bootstrap.js';
 import { type DecodedResponse, decodeResources, type InvalidResource } from './decode-response.js';
 import type { XdsClientDump, XdsServerDump } from './dump.js';
+import {
+  cacheStateLabel,
+  resourceTypeLabel,
+  XDS_AUTHORITY_LABEL,
+  XDS_CACHE_STATE_LABEL,
+  XDS_CLIENT_CONNECTED,
+  XDS_CLIENT_RESOURCE_UPDATES_INVALID,
+  XDS_CLIENT_RESOURCE_UPDATES_VALID,
+  XDS_CLIENT_RESOURCES,
+  XDS_CLIENT_SERVER_FAILURE,
+  XDS_RESOURCE_TYPE_LABEL,
+  XDS_SERVER_LABEL,
+} from './metrics.js';
 import { nodeProto } from './node.js';
 import { nackDetail } from './resource-cache.js';
 import type { XdsDecodeContext, XdsResourceType } from './resource-type.js';
@@ -72,6 +85,11 @@ export class XdsClient implements XdsWatcher {
   private readonly types = new Map<string, XdsResourceType<unknown>>();
   private flushTimer: CancelTimer | undefined;
   private closed = false;
+  /** A78: where the client's metrics go (the first channel's recorder), and its gauges' removal. */
+  private metrics: MetricsRecorder | undefined;
+  private removeGauges: (() => void) | undefined;
+  /** The resources gauge's label sets so far (authority × state × type: a few dozen), with their counts. */
+  private readonly resourceCounts = new Map<string, { labels: Record<string, string>; count: number }>();
 
   constructor(private readonly options: XdsClientOptions) {
     this.clock = options.clock ?? realClock;
@@ -147,10 +165,68 @@ export class XdsClient implements XdsWatcher {
     };
   }
 
+  /**
+   * A78: records the client's metrics through `recorder` from now on. The first recorder stays (A79: a client
+   * shared by several channels uses the first channel's stats plugins); later ones are ignored.
+   */
+  useMetricsRecorder(recorder: MetricsRecorder): void {
+    if (this.metrics !== undefined || this.closed) return;
+    this.metrics = recorder;
+    this.removeGauges = recorder.registerGaugeCallback(
+      [XDS_CLIENT_CONNECTED, XDS_CLIENT_RESOURCES],
+      (reporter) => this.reportGauges(reporter),
+    );
+  }
+
+  /** A78's gauges: each server's stream health (A57: 0 from a failure before any response to the next response), and the caches. */
+  private reportGauges(reporter: GaugeReporter): void {
+    for (const channel of this.channels.values()) {
+      const connected = channel.stream.connectivityError === undefined ? 1 : 0;
+      reporter.report(XDS_CLIENT_CONNECTED, connected, { [XDS_SERVER_LABEL]: channel.server.serverUri });
+    }
+    // A label set once reported and now empty reports 0: an exporter keeps a gauge's last value otherwise.
+    const counts = this.resourceCounts;
+    for (const counted of counts.values()) counted.count = 0;
+    for (const authority of this.authorities.values()) {
+      const authorityLabel = authority.name ?? OLD_STYLE;
+      for (const entry of authority.cache.allEntries()) {
+        const state = cacheStateLabel(entry);
+        const type = resourceTypeLabel(entry.type.typeUrl);
+        const key = `${authorityLabel}\n${state}\n${type}`;
+        const counted = counts.get(key);
+        if (counted !== undefined) counted.count++;
+        else
+          counts.set(key, {
+            labels: {
+              [XDS_AUTHORITY_LABEL]: authorityLabel,
+              [XDS_CACHE_STATE_LABEL]: state,
+              [XDS_RESOURCE_TYPE_LABEL]: type,
+            },
+            count: 1,
+          });
+      }
+    }
+    for (const { labels, count } of counts.values()) reporter.report(XDS_CLIENT_RESOURCES, count, labels);
+  }
+
+  /** A78: the resources of one response from `server`, valid and invalid. */
+  private recordUpdates(server: XdsServerConfig, typeUrl: string, valid: number, invalid: number): void {
+    const metrics = this.metrics;
+    if (metrics === undefined) return;
+    const labels = {
+      [XDS_SERVER_LABEL]: server.serverUri,
+      [XDS_RESOURCE_TYPE_LABEL]: resourceTypeLabel(typeUrl),
+    };
+    if (valid > 0) metrics.addCounter(XDS_CLIENT_RESOURCE_UPDATES_VALID, valid, labels);
+    if (invalid > 0) metrics.addCounter(XDS_CLIENT_RESOURCE_UPDATES_INVALID, invalid, labels);
+  }
+
   /** Ends the streams and every timer; watchers hear nothing more. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.removeGauges?.();
+    this.removeGauges = undefined;
     this.flushTimer?.();
     for (const authority of this.authorities.values()) authority.cache.close();
     for (const channel of this.channels.values()) channel.stream.close();
@@ -223,6 +299,8 @@ export class XdsClient implements XdsWatcher {
           onResources: (typeUrl, version, resources) => this.onResources(key, typeUrl, version, resources),
           onEnded: (connectivityError) => this.onEnded(key, connectivityError),
           beforeReconnect: () => this.prune(),
+          onServerFailure: () =>
+            this.metrics?.addCounter(XDS_CLIENT_SERVER_FAILURE, 1, { [XDS_SERVER_LABEL]: server.serverUri }),
         },
       });
       channel = { server, stream, users: new Set() };
@@ -288,6 +366,7 @@ export class XdsClient implements XdsWatcher {
       const parsed = parseResourceName(problem.name, typeUrl, this.federation);
       if (parsed.ok) slot(parsed.authority).invalid.push({ ...problem, name: parsed.canonical });
     }
+    this.recordUpdates(channel.server, typeUrl, resources.length - invalid.length, invalid.length);
     const deletionsKnown = invalid.every((p) => p.name !== undefined);
     for (const authority of [...channel.users]) {
       const mine = byAuthority.get(authorityKey(authority.name)) ?? { valid: [], invalid: [] };

@@ -1,0 +1,57 @@
+import { type ChannelOptions, experimental, logVerbosity } from '@grpc/grpc-js';
+import type { MetricsRecorder } from '../core/index.js';
+import { checkMetricsOptions, type MetricsOptions, metricsRecorderFor } from '../metrics/index.js';
+
+/**
+ * The channel option that records a channel's metrics to a MeterProvider of its own (beside the global ones
+ * `register({ metrics })` adds): a {@link MetricsOptions} object.
+ */
+export const METRICS_CHANNEL_OPTION = 'lbtree.metrics';
+/**
+ * The resolver attribute lbtree's resolvers (endpoints:, xds:, and its front on grpc-js's dns:) put the
+ * channel's canonical target in: grpc-js does not tell an LB policy its channel's target, and A66's
+ * `grpc.target` label needs it.
+ */
+export const CHANNEL_TARGET_ATTRIBUTE = 'lbtree.channel_target';
+/** `grpc.target` for a channel whose resolver is not lbtree's (grpc-js's ipv4:, ipv6:, unix:): A66 lets it be synthesised. */
+export const UNKNOWN_TARGET = 'unknown:///';
+
+/** A66's canonical target: `scheme://[authority]/path`. */
+export function canonicalTarget(target: experimental.GrpcUri): string {
+  const path = target.path.startsWith('/') ? target.path.slice(1) : target.path;
+  return `${target.scheme ?? 'dns'}://${target.authority ?? ''}/${path}`;
+}
+
+/** The option values already reported as invalid: each is logged once. */
+const reported = new WeakSet<object>();
+
+/**
+ * The recorder for a channel with these options (the update's, resolver attributes included), or undefined
+ * when no plugin records it. An invalid `lbtree.metrics` is logged once, naming the field, and left out.
+ */
+export function channelMetricsRecorder(options: ChannelOptions): MetricsRecorder | undefined {
+  const target =
+    typeof options[CHANNEL_TARGET_ATTRIBUTE] === 'string'
+      ? options[CHANNEL_TARGET_ATTRIBUTE]
+      : UNKNOWN_TARGET;
+  return metricsRecorderFor(target, channelMetricsOptions(options));
+}
+
+/** The channel's own metrics options, checked; undefined when absent or invalid (logged). */
+export function channelMetricsOptions(options: ChannelOptions): MetricsOptions | undefined {
+  const value: unknown = options[METRICS_CHANNEL_OPTION];
+  if (value === undefined) return undefined;
+  try {
+    return checkMetricsOptions(value, `channel option ${METRICS_CHANNEL_OPTION}`);
+  } catch (e) {
+    const key = typeof value === 'object' && value !== null ? value : null;
+    if (key === null || !reported.has(key)) {
+      if (key !== null) reported.add(key);
+      experimental.log(
+        logVerbosity.ERROR,
+        `lbtree: ${(e as Error).message}; this channel records no metrics to it`,
+      );
+    }
+    return undefined;
+  }
+}
