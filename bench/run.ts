@@ -5,6 +5,7 @@
 
 import { runAdapterBench } from './adapter.js';
 import { runEdsDecodeBench } from './eds-decode.js';
+import { runMetricsBench } from './metrics.js';
 import { runPriorityBench } from './priority.js';
 import { runRecorderBench } from './recorder.js';
 import { runRegexRewriteBench } from './regex-rewrite.js';
@@ -27,6 +28,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   'weighted-round-robin': runWeightedRoundRobinBench,
   'eds-decode': runEdsDecodeBench,
   recorder: runRecorderBench,
+  metrics: runMetricsBench,
 };
 
 const filter = process.argv.slice(2);

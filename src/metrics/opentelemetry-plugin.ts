@@ -36,6 +36,11 @@ export class OpenTelemetryStatsPlugin {
   private readonly enabled: (0 | 1 | undefined)[] = [];
   private readonly made: unknown[] = [];
   private readonly gaugeCallbacks = new Map<number, Set<GaugeRegistration>>();
+  /**
+   * The attributes made for a labels object, per instrument index and target: a policy records every value of
+   * an update with one labels object (WRR: a weight per endpoint), which then costs one attributes object.
+   */
+  private readonly attributeCache = new WeakMap<MetricLabels, Map<string, MetricAttributesShape>>();
   private failure: unknown = null;
 
   constructor(
@@ -180,6 +185,25 @@ export class OpenTelemetryStatsPlugin {
 
   /** The descriptor's labels, `grpc.target` first, plus the optional ones the user asked for. */
   private attributes(
+    instrument: InstrumentDescriptor,
+    labels: MetricLabels,
+    target: string,
+  ): MetricAttributesShape {
+    let cached = this.attributeCache.get(labels);
+    if (cached === undefined) {
+      cached = new Map();
+      this.attributeCache.set(labels, cached);
+    }
+    const key = `${instrument.index} ${target}`;
+    let attributes = cached.get(key);
+    if (attributes === undefined) {
+      attributes = this.makeAttributes(instrument, labels, target);
+      cached.set(key, attributes);
+    }
+    return attributes;
+  }
+
+  private makeAttributes(
     instrument: InstrumentDescriptor,
     labels: MetricLabels,
     target: string,
