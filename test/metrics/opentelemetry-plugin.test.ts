@@ -13,6 +13,7 @@ import {
   ChannelMetricsRecorder,
   checkMetricsOptions,
   type MeterProviderShape,
+  metricsRecorderFor,
   OpenTelemetryStatsPlugin,
 } from '../../src/metrics/index.js';
 import { PICK_FIRST_DISCONNECTIONS } from '../../src/policies/index.js';
@@ -211,6 +212,42 @@ describe('metrics options (bad input names the field)', () => {
       checkMetricsOptions({ meterProvider, enableMetrics: ['grpc.lb.wrr.rr_fallback'] }, 'metrics'),
     );
   });
+});
+
+test("README's console exporter setup exports lbtree's metrics", async () => {
+  const { ConsoleMetricExporter, MeterProvider, PeriodicExportingMetricReader } = await import(
+    '@opentelemetry/sdk-metrics'
+  );
+  const reader = new PeriodicExportingMetricReader({
+    exporter: new ConsoleMetricExporter(),
+    exportIntervalMillis: 60_000,
+  });
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const recorder = metricsRecorderFor('dns:///readme', {
+    meterProvider,
+    enableMetrics: [PICK_FIRST_DISCONNECTIONS.name],
+  })!;
+  recorder.addCounter(PICK_FIRST_DISCONNECTIONS, 2, {});
+  const printed: unknown[] = [];
+  const original = console.dir;
+  console.dir = (item: unknown) => printed.push(item);
+  try {
+    await reader.forceFlush();
+  } finally {
+    console.dir = original;
+    await meterProvider.shutdown();
+  }
+  const exported = printed as {
+    descriptor: { name: string; unit: string };
+    dataPoints: { value: number; attributes: object }[];
+  }[];
+  const pf = exported.find((e) => e.descriptor.name === 'grpc.lb.pick_first.disconnections');
+  assert.ok(pf, JSON.stringify(printed));
+  assert.equal(pf.descriptor.unit, '{disconnection}');
+  assert.deepEqual(
+    pf.dataPoints.map((p) => [p.attributes, p.value]),
+    [[{ 'grpc.target': 'dns:///readme' }, 2]],
+  );
 });
 
 test('lbtree, its grpc-js adapter and metrics through a MeterProvider load without @opentelemetry/* installed', () => {
