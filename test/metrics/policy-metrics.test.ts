@@ -271,16 +271,46 @@ describe('weighted_round_robin metrics (A78 "Weighted Round Robin LB Policy", A8
     });
   });
 
+  test('one usable weight is still a fallback (fewer than two); two are not', async () => {
+    const otel = new OtelMetrics();
+    const sim = wrrSim(otel, { blackoutPeriod: '0s' });
+    calls(sim, 30, { [A]: 0.2 });
+    assert.deepEqual(await oneTick(sim, otel, 999), {
+      fallback: 1,
+      notYetUsable: 2,
+      stale: 0,
+      weightCount: 3,
+      weightSum: 500,
+    });
+    calls(sim, 30, { [A]: 0.2, [B]: 0.4 });
+    assert.deepEqual(await oneTick(sim, otel, 1000), {
+      fallback: 0,
+      notYetUsable: 1,
+      stale: 0,
+      weightCount: 3,
+      weightSum: 750,
+    });
+  });
+
   test('within the blackout period a reported weight is not yet usable', async () => {
     const otel = new OtelMetrics();
     const sim = wrrSim(otel, { blackoutPeriod: '10s' });
-    calls(sim, 30, { [A]: 0.2, [B]: 0.4, [C]: 0.8 });
+    calls(sim, 30, { [A]: 0.2, [B]: 0.4, [C]: 0.8 }); // the first reports, at t = 1 ms
     assert.deepEqual(await oneTick(sim, otel, 999), {
       fallback: 1,
       notYetUsable: 3,
       stale: 0,
       weightCount: 3,
       weightSum: 0,
+    });
+    // At t = 10 s the weights are 9999 ms into the blackout: still not usable; at t = 11 s they are.
+    assert.equal((await oneTick(sim, otel, 9000)).notYetUsable, 3);
+    assert.deepEqual(await oneTick(sim, otel, 1000), {
+      fallback: 0,
+      notYetUsable: 0,
+      stale: 0,
+      weightCount: 3,
+      weightSum: 500 + 250 + 125,
     });
   });
 
