@@ -8,6 +8,26 @@ import { checkMetricsOptions, type MetricsOptions, metricsRecorderFor } from '..
  */
 export const METRICS_CHANNEL_OPTION = 'lbtree.metrics';
 /**
+ * The value for the `lbtree.metrics` channel option: `options` as they are, plus a `toJSON` that leaves the
+ * MeterProvider out. grpc-js prints a channel's options as JSON when its `channel` tracer is on, and the SDK's
+ * MeterProvider with a reader is a circular structure: given bare, it would make the channel's constructor
+ * throw under GRPC_TRACE=channel. Make it once per MeterProvider and reuse it: channels given the same object
+ * share their instruments.
+ */
+export function metricsChannelOption(options: MetricsOptions): MetricsOptions {
+  const checked = checkMetricsOptions(options, 'metricsChannelOption');
+  return Object.freeze({
+    ...checked,
+    toJSON: () => ({
+      meterProvider: '[MeterProvider]',
+      enableMetrics: checked.enableMetrics,
+      disableMetrics: checked.disableMetrics,
+      optionalLabels: checked.optionalLabels,
+    }),
+  });
+}
+
+/**
  * The resolver attribute lbtree's resolvers (endpoints:, xds:, and its front on grpc-js's dns:) put the
  * channel's canonical target in: grpc-js does not tell an LB policy its channel's target, and A66's
  * `grpc.target` label needs it.

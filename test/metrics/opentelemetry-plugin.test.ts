@@ -189,6 +189,24 @@ describe('A79 OpenTelemetry plugin', () => {
   });
 });
 
+test('metricsChannelOption: the options print as JSON (grpc-js traces channel options) with a circular MeterProvider', async () => {
+  const { metricsChannelOption, METRICS_CHANNEL_OPTION } = await import('../../src/grpc-js/index.js');
+  const otel = new OtelMetrics(); // a MeterProvider with a reader is circular
+  assert.throws(() => JSON.stringify({ m: otel.meterProvider }), /circular/);
+  const option = metricsChannelOption({
+    meterProvider: otel.meterProvider,
+    enableMetrics: ['grpc.lb.wrr.rr_fallback'],
+  });
+  assert.equal(option.meterProvider, otel.meterProvider);
+  assert.deepEqual(JSON.parse(JSON.stringify({ [METRICS_CHANNEL_OPTION]: option })), {
+    'lbtree.metrics': { meterProvider: '[MeterProvider]', enableMetrics: ['grpc.lb.wrr.rr_fallback'] },
+  });
+  assert.throws(
+    () => metricsChannelOption({} as never),
+    /metricsChannelOption\.meterProvider: expected an OpenTelemetry MeterProvider/,
+  );
+});
+
 describe('metrics options (bad input names the field)', () => {
   test('a missing or wrong meterProvider, a non-array or an empty name', () => {
     assert.throws(
