@@ -1,6 +1,14 @@
 import { type ChannelOptions, experimental, logVerbosity } from '@grpc/grpc-js';
 import type { MetricsRecorder } from '../core/index.js';
-import { checkMetricsOptions, type MetricsOptions, metricsRecorderFor } from '../metrics/index.js';
+import {
+  checkMetricsOptions,
+  type MetricsOptions,
+  metricsRecorderFor,
+  unknownMetricNames,
+} from '../metrics/index.js';
+// The XdsClient's instruments, registered now (a few descriptors; the client itself loads with the first xds:
+// channel), so that the names a user enables can be checked against every instrument lbtree has.
+import '../xds/client/metrics.js';
 
 /**
  * The channel option that records a channel's metrics to a MeterProvider of its own (beside the global ones
@@ -42,8 +50,23 @@ export function canonicalTarget(target: experimental.GrpcUri): string {
   return `${target.scheme ?? 'dns'}://${target.authority ?? ''}/${path}`;
 }
 
-/** The option values already reported as invalid: each is logged once. */
+/** The option values already reported as invalid or as naming unknown metrics: each is logged once. */
 const reported = new WeakSet<object>();
+
+/**
+ * Logs once, at grpc-js's ERROR level, the names in `options` that are no lbtree metric (a typo records
+ * nothing, silently otherwise).
+ */
+export function reportUnknownMetricNames(options: MetricsOptions, where: string): void {
+  if (reported.has(options)) return;
+  reported.add(options);
+  const unknown = unknownMetricNames(options);
+  if (unknown.length === 0) return;
+  experimental.log(
+    logVerbosity.ERROR,
+    `lbtree: ${where} names no lbtree metric: ${unknown.map((n) => JSON.stringify(n)).join(', ')} (they record nothing; the metrics are listed in lbtree's docs/metrics.md)`,
+  );
+}
 
 /**
  * The recorder for a channel with these options (the update's, resolver attributes included), or undefined
@@ -62,7 +85,9 @@ export function channelMetricsOptions(options: ChannelOptions): MetricsOptions |
   const value: unknown = options[METRICS_CHANNEL_OPTION];
   if (value === undefined) return undefined;
   try {
-    return checkMetricsOptions(value, `channel option ${METRICS_CHANNEL_OPTION}`);
+    const checked = checkMetricsOptions(value, `channel option ${METRICS_CHANNEL_OPTION}`);
+    reportUnknownMetricNames(checked, `channel option ${METRICS_CHANNEL_OPTION}`);
+    return checked;
   } catch (e) {
     const key = typeof value === 'object' && value !== null ? value : null;
     if (key === null || !reported.has(key)) {

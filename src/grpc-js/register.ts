@@ -2,6 +2,7 @@ import { experimental } from '@grpc/grpc-js';
 import type { Registry } from '../core/index.js';
 import { addGlobalMetrics, type MetricsOptions } from '../metrics/index.js';
 import { defaultRegistry, PICK_FIRST, ROUND_ROBIN, WEIGHTED_ROUND_ROBIN } from '../policies/index.js';
+import { reportUnknownMetricNames } from './channel-metrics.js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
 import { grpcJsOnlyPolicy } from './grpc-js-child.js';
 import { frontDnsResolver } from './misread-targets.js';
@@ -49,7 +50,10 @@ export interface RegisterOptions {
  */
 export function register(options: RegisterOptions = {}): string[] {
   const registry = options.registry ?? defaultRegistry();
-  if (options.metrics !== undefined) addGlobalMetrics(options.metrics);
+  if (options.metrics !== undefined) {
+    addGlobalMetrics(options.metrics);
+    reportUnknownMetricNames(options.metrics, 'register({ metrics })');
+  }
   enableXds(registry, options.xds);
   recordEveryChannel(options.recorder);
   // lbtree's parents parse their children through this: lbtree's names first, then grpc-js's own.

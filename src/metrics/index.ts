@@ -6,6 +6,6 @@ export type {
   MetricAttributesShape,
   ObservableResultShape,
 } from './meter-provider-shape.js';
-export { checkMetricsOptions, type MetricsOptions } from './metrics-options.js';
+export { checkMetricsOptions, type MetricsOptions, unknownMetricNames } from './metrics-options.js';
 export { type GaugeRegistration, OpenTelemetryStatsPlugin } from './opentelemetry-plugin.js';
 export { addGlobalMetrics, metricsRecorderFor } from './stats-plugins.js';

@@ -1,3 +1,4 @@
+import { findInstrument } from '../core/index.js';
 import type { MeterProviderShape } from './meter-provider-shape.js';
 
 /**
@@ -49,4 +50,14 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value === 'string') return JSON.stringify(value);
   return typeof value;
+}
+
+/**
+ * The names in enableMetrics / disableMetrics that no registered instrument has: a typo, or a component whose
+ * instruments are not loaded (the grpc-js adapter loads all of lbtree's).
+ */
+export function unknownMetricNames(options: MetricsOptions): string[] {
+  return [...(options.enableMetrics ?? []), ...(options.disableMetrics ?? [])].filter(
+    (name) => findInstrument(name) === undefined,
+  );
 }

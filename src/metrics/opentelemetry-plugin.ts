@@ -3,7 +3,6 @@ import {
   type GaugeReporter,
   type InstrumentDescriptor,
   type MetricLabels,
-  registeredInstruments,
   TARGET_LABEL,
 } from '../core/index.js';
 import type { MeterShape, MetricAttributesShape, ObservableResultShape } from './meter-provider-shape.js';
@@ -62,15 +61,6 @@ export class OpenTelemetryStatsPlugin {
       this.enabled[instrument.index] = on;
     }
     return on === 1 && this.failure === null;
-  }
-
-  /**
-   * The names asked for in enableMetrics / disableMetrics that no registered instrument has (a typo, or a
-   * component not loaded yet: the xDS client registers its instruments when the first xds: channel starts).
-   */
-  unknownNames(): string[] {
-    const known = new Set(registeredInstruments().map((i) => i.name));
-    return [...this.enabledNames, ...this.disabledNames].filter((n) => !known.has(n));
   }
 
   add(

@@ -15,6 +15,7 @@ import {
   type MeterProviderShape,
   metricsRecorderFor,
   OpenTelemetryStatsPlugin,
+  unknownMetricNames,
 } from '../../src/metrics/index.js';
 import { PICK_FIRST_DISCONNECTIONS } from '../../src/policies/index.js';
 import { sourceModule } from '../support/child-node.js';
@@ -80,11 +81,12 @@ describe('A79 OpenTelemetry plugin', () => {
   });
 
   test('names no instrument has are listed (a typo records nothing)', () => {
-    const plugin = new OpenTelemetryStatsPlugin({
+    const names = unknownMetricNames({
       meterProvider: new OtelMetrics().meterProvider,
       enableMetrics: ['grpc.lb.pick_first.disconnections', 'grpc.lb.wrr.rbe_fallback'],
+      disableMetrics: ['grpc.subchannel.open_connection'],
     });
-    assert.deepEqual(plugin.unknownNames(), ['grpc.lb.wrr.rbe_fallback']);
+    assert.deepEqual(names, ['grpc.lb.wrr.rbe_fallback', 'grpc.subchannel.open_connection']);
   });
 
   test('a MeterProvider that throws: one clear log line, nothing thrown to the caller, nothing recorded after', () => {
@@ -275,13 +277,19 @@ test('lbtree, its grpc-js adapter and metrics through a MeterProvider load witho
     const seen = [];
     const instrument = () => ({ add: (v) => seen.push(v), record: (v) => seen.push(v) });
     const meterProvider = { getMeter: () => ({ createCounter: instrument, createUpDownCounter: instrument, createHistogram: instrument, createObservableGauge: () => ({ addCallback() {}, removeCallback() {} }) }) };
-    adapter.register({ metrics: { meterProvider, enableMetrics: ['grpc.lb.pick_first.disconnections'] } });
+    adapter.register({ metrics: { meterProvider, enableMetrics: ['grpc.lb.pick_first.disconnections', 'grpc.xds_client.connected', 'grpc.lb.wrr.rbe_fallback'] } });
     const recorder = root.metricsRecorderFor('dns:///x');
     const pf = root.registeredInstruments().find((i) => i.name === 'grpc.lb.pick_first.disconnections');
     recorder.addCounter(pf, 1, {});
     if (seen.join() !== '1') process.exit(3);`;
   const run = runRefusing(['@opentelemetry/'], script);
   assert.equal(run.status, 0, run.stderr);
+  // A name that is no lbtree metric is logged (the xDS client's are known before its first channel).
+  assert.match(
+    run.stderr,
+    /register\(\{ metrics \}\) names no lbtree metric: "grpc\.lb\.wrr\.rbe_fallback" \(/,
+  );
+  assert.doesNotMatch(run.stderr, /grpc\.xds_client\.connected/);
   // The hook does refuse: importing the SDK under it fails.
   const refused = runRefusing(['@opentelemetry/'], `await import('@opentelemetry/api');`);
   assert.notEqual(refused.status, 0);
