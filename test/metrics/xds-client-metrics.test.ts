@@ -14,9 +14,16 @@ import {
   routeConfiguration,
 } from '../../src/control-plane/index.js';
 import { unavailable } from '../../src/core/index.js';
+import { VirtualClock } from '../../src/sim/virtual-clock.js';
+import { parseBootstrap } from '../../src/xds/client/bootstrap.js';
+import { XdsClient } from '../../src/xds/client/xds-client.js';
 import { XdsDependencyManager } from '../../src/xds/resolver/dependency-manager.js';
 import { OtelMetrics, sumOf } from '../support/otel-metrics.js';
+import { FakeAdsServers, RecordingWatcher } from '../xds/client/fake-ads.js';
 import { REAL_RESOURCE_TYPES, realClientOverFakeAds } from '../xds/client/real-client-over-fake-ads.js';
+import { thing, wholeThingType } from '../xds/client/test-resource-type.js';
+
+const WHOLE = wholeThingType.typeUrl;
 
 const TARGET = 'xds:///svc';
 const SERVER = 'cp.example:443';
@@ -148,5 +155,44 @@ describe('XdsClient metrics (A78 "XdsClient")', () => {
     const m = await env.otel.collect();
     assert.equal(sumOf(m.get('grpc.xds_client.resources')), 0);
     assert.equal(sumOf(m.get('grpc.xds_client.connected')), 0);
+  });
+});
+
+describe('XdsClient metrics with federation (A78 labels under A47: grpc.xds.authority, grpc.xds.server per stream)', () => {
+  test('each server stream has its own connected and update counts; each authority its resources', async () => {
+    const clock = new VirtualClock();
+    const servers = new FakeAdsServers();
+    const insecure = [{ type: 'insecure' }];
+    const client = new XdsClient({
+      bootstrap: parseBootstrap({
+        xds_servers: [{ server_uri: 'top:1', channel_creds: insecure }],
+        authorities: { 'a.example': { xds_servers: [{ server_uri: 'a:1', channel_creds: insecure }] } },
+        node: { id: 'node-1' },
+      }),
+      transport: servers.factory,
+      clock,
+      federation: true,
+    });
+    const otel = new OtelMetrics();
+    client.useMetricsRecorder(otel.recorder(TARGET, XDS_METRICS));
+    const fed = 'xdstp://a.example/lbtree.test.WholeThing/x';
+    client.watch(wholeThingType, 'plain', new RecordingWatcher());
+    client.watch(wholeThingType, fed, new RecordingWatcher());
+    clock.runDue();
+    servers.stream('a:1').connect();
+    servers.stream('a:1').respond(WHOLE, 'v1', [thing(WHOLE, fed, 1)]);
+    servers.stream('top:1').connect();
+    servers.stream('top:1').fail(unavailable('connection refused'));
+    clock.runDue();
+    const m = await otel.collect();
+    const resources = m.get('grpc.xds_client.resources');
+    assert.equal(sumOf(resources, { 'grpc.xds.authority': 'a.example', 'grpc.xds.cache_state': 'acked' }), 1);
+    assert.equal(sumOf(resources, { 'grpc.xds.authority': '#old', 'grpc.xds.cache_state': 'requested' }), 1);
+    assert.equal(sumOf(m.get('grpc.xds_client.connected'), { 'grpc.xds.server': 'a:1' }), 1);
+    assert.equal(sumOf(m.get('grpc.xds_client.connected'), { 'grpc.xds.server': 'top:1' }), 0);
+    assert.equal(sumOf(m.get('grpc.xds_client.server_failure'), { 'grpc.xds.server': 'top:1' }), 1);
+    assert.equal(sumOf(m.get('grpc.xds_client.server_failure'), { 'grpc.xds.server': 'a:1' }), 0);
+    assert.equal(sumOf(m.get('grpc.xds_client.resource_updates_valid'), { 'grpc.xds.server': 'a:1' }), 1);
+    client.close();
   });
 });
