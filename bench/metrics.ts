@@ -104,8 +104,11 @@ function reportFor(i: number): CallEndDetails {
   };
 }
 
-/** One in-process run: CPU µs per call over `updates` scheduler updates of CALLS_PER_UPDATE calls each. */
-function inProcessRun(mode: Mode, updates: number): number {
+/**
+ * One in-process run: CPU µs per call over `updates` scheduler updates of `callsPerUpdate` calls each (with
+ * none, CPU µs per scheduler update).
+ */
+function inProcessRun(mode: Mode, updates: number, callsPerUpdate = CALLS_PER_UPDATE): number {
   const registry = registerAllPolicies(new Registry());
   const parsed = registry.parseLbConfigList([
     { weighted_round_robin: { blackout_period: '0s', weight_update_period: '1s' } },
@@ -130,12 +133,12 @@ function inProcessRun(mode: Mode, updates: number): number {
   clock.fireQueued();
   const cpu = process.cpuUsage();
   for (let u = 0; u < updates; u++) {
-    for (let i = 0; i < CALLS_PER_UPDATE; i++) call();
+    for (let i = 0; i < callsPerUpdate; i++) call();
     clock.fireQueued();
   }
   const used = process.cpuUsage(cpu);
   lb.destroy();
-  return (used.user + used.system) / (updates * CALLS_PER_UPDATE);
+  return (used.user + used.system) / (updates * Math.max(1, callsPerUpdate));
 }
 
 const echo = {
@@ -203,9 +206,14 @@ export async function runMetricsBench(): Promise<void> {
   const rounds = Number(process.env.BENCH_METRICS_ROUNDS) || 7;
   // In process.
   const cpu: Record<Mode, number[]> = { none: [], off: [], on: [] };
+  const update: Record<Mode, number[]> = { none: [], off: [], on: [] };
   for (const mode of MODES) inProcessRun(mode, 2); // warm-up
-  for (let r = 0; r < rounds; r++) for (const mode of MODES) cpu[mode].push(inProcessRun(mode, 10));
+  for (let r = 0; r < rounds; r++) {
+    for (const mode of MODES) cpu[mode].push(inProcessRun(mode, 30));
+    for (const mode of MODES) update[mode].push(inProcessRun(mode, 300, 0));
+  }
   const m = (mode: Mode) => median(cpu[mode]);
+  const u = (mode: Mode) => median(update[mode]);
   console.log(
     '\n## metrics (A79): recording cost, in process (WRR, 100 endpoints, an update per 10,000 calls)\n',
   );
@@ -213,6 +221,10 @@ export async function runMetricsBench(): Promise<void> {
   console.log('|---|---|---|---|');
   console.log(ratioRow('CPU per call: metrics on (a) vs off (b)', m('on'), m('off'), 'µs'));
   console.log(ratioRow('CPU per call: metrics off (a) vs no recorder (b)', m('off'), m('none'), 'µs'));
+  console.log(ratioRow('CPU per scheduler update: metrics on (a) vs off (b)', u('on'), u('off'), 'µs'));
+  console.log(
+    ratioRow('CPU per scheduler update: metrics off (a) vs no recorder (b)', u('off'), u('none'), 'µs'),
+  );
 
   // A real grpc-js channel.
   register();

@@ -177,13 +177,21 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     weights: Float64Array,
   ): void {
     const labels = this.metricLabels;
+    const histogram = recorder.isEnabled(WRR_ENDPOINT_WEIGHTS);
+    if (
+      !histogram &&
+      !recorder.isEnabled(WRR_RR_FALLBACK) &&
+      !recorder.isEnabled(WRR_ENDPOINT_WEIGHT_NOT_YET_USABLE) &&
+      !recorder.isEnabled(WRR_ENDPOINT_WEIGHT_STALE)
+    )
+      return;
     let notYetUsable = 0;
     let stale = 0;
     for (let i = 0; i < weights.length; i++) {
       const unusable = ready.at(i).weight.unusable;
       if (unusable === 'not_yet_usable') notYetUsable++;
       else if (unusable === 'stale') stale++;
-      recorder.recordHistogram(WRR_ENDPOINT_WEIGHTS, weights[i]!, labels);
+      if (histogram) recorder.recordHistogram(WRR_ENDPOINT_WEIGHTS, weights[i]!, labels);
     }
     // A58: with fewer than two usable weights the picks rotate as round_robin's do.
     if (weights.length - notYetUsable - stale < 2) recorder.addCounter(WRR_RR_FALLBACK, 1, labels);
