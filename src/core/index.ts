@@ -17,6 +17,7 @@ export * from './hierarchical-path.js';
 export * from './load-balancer.js';
 export * from './oob-metrics-stream.js';
 export * from './picker.js';
+export * from './policy-node.js';
 export * from './registry.js';
 export * from './status.js';
 export * from './status-or.js';

@@ -1,5 +1,6 @@
 import { experimental, Metadata, status } from '@grpc/grpc-js';
 import { isUnixAddress, parseAddress } from '../core/index.js';
+import { CHANNEL_TARGET_OPTION } from './channel-registry.js';
 
 /**
  * The `endpoints:` target scheme: a fixed endpoint list in which one endpoint may have several addresses,
@@ -39,11 +40,14 @@ export function parseEndpointsTarget(path: string): PathEndpoint[] {
 export class EndpointsResolver implements experimental.Resolver {
   private reported = false;
   private readonly result: experimental.StatusOr<experimental.Endpoint[]>;
+  /** Tells the root policy the channel's target (the live view lists channels by it). */
+  private readonly attributes: Record<string, unknown>;
 
   constructor(
     target: experimental.GrpcUri,
     private readonly listener: experimental.ResolverListener,
   ) {
+    this.attributes = { [CHANNEL_TARGET_OPTION]: experimental.uriToString(target) };
     try {
       this.result = experimental.statusOrFromValue(parseEndpointsTarget(target.path));
     } catch (e) {
@@ -58,7 +62,7 @@ export class EndpointsResolver implements experimental.Resolver {
   updateResolution(): void {
     if (this.reported) return;
     this.reported = true;
-    process.nextTick(() => this.listener(this.result, {}, null, ''));
+    process.nextTick(() => this.listener(this.result, this.attributes, null, ''));
   }
 
   destroy(): void {

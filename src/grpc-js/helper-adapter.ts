@@ -4,8 +4,10 @@ import {
   Attributes,
   addressKey,
   type Clock,
+  CONNECTING,
   type ConnectivityState,
   type Helper,
+  OK_STATUS,
   type Picker,
   realClock,
   type Status,
@@ -93,6 +95,9 @@ export class GrpcHelperAdapter implements Helper {
   readonly trace: Trace;
   /** The channel's flight recording, set by the root policy while the channel records. */
   recording: ChannelRecording | null = null;
+  /** What the root policy last reported (the live view's root node when the policy cannot describe itself). */
+  lastState: ConnectivityState = CONNECTING;
+  lastStatus: Status = OK_STATUS;
 
   constructor(
     private readonly grpc: experimental.ChannelControlHelper,
@@ -161,6 +166,8 @@ export class GrpcHelperAdapter implements Helper {
 
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
     this.recording?.picker(state, status);
+    this.lastState = state;
+    this.lastStatus = status;
     this.grpc.updateState(
       toGrpcState(state),
       new GrpcPickerAdapter(picker, this.recording),
