@@ -1,14 +1,18 @@
 import {
   addressKey,
   type CancelTimer,
+  CONNECTING,
+  type ConnectivityState,
   childHelper,
   type Endpoint,
   endpointKey,
   type Helper,
   type LbUpdate,
   type LoadBalancer,
+  OK_STATUS,
   type PolicyFactory,
   type PolicyLookup,
+  type PolicyNode,
   type Status,
 } from '../../core/index.js';
 import { ChildPolicy } from '../shared/child-policy.js';
@@ -49,6 +53,9 @@ export class OutlierDetection
   /** A50: the timer start timestamp (null when unset) and the running timer. */
   private timerStartedAt: number | null = null;
   private cancelTimer: CancelTimer | null = null;
+  /** What the child last reported (the live view). */
+  private childState: ConnectivityState = CONNECTING;
+  private childStatus: Status = OK_STATUS;
 
   constructor(
     private readonly helper: Helper,
@@ -76,12 +83,33 @@ export class OutlierDetection
           return s;
         },
         updateState: (state, status, picker) => {
+          this.childState = state;
+          this.childStatus = status;
           const counting = this.config !== null && countsCalls(this.config);
           helper.updateState(state, status, new OutlierDetectionPicker(picker, counting));
         },
       }),
       registry,
     );
+  }
+
+  /** The live view (A50): which endpoints are ejected now, and the child below. */
+  describe(): PolicyNode {
+    const ejected: string[] = [];
+    for (const [key, state] of this.byEndpoint) if (state.ejected) ejected.push(key);
+    const child = this.child.describe(this.childState, this.childStatus);
+    return {
+      policy: OUTLIER_DETECTION,
+      state: child.state,
+      ...(child.status !== undefined && { status: child.status }),
+      facts: {
+        endpoints: this.byEndpoint.size,
+        ejectedCount: this.ejectedCount,
+        ejected,
+        ...(this.config !== null && { maxEjectionPercent: this.config.maxEjectionPercent }),
+      },
+      children: [{ name: 'child', node: child }],
+    };
   }
 
   get endpoints(): Iterable<EndpointOutlierState> {
