@@ -25,6 +25,7 @@ const GRPC_JS = 'src/grpc-js';
 const CONTROL_PLANE = 'src/control-plane';
 const CLI = 'src/cli';
 const RECORDER = 'src/recorder';
+const ADMIN = 'src/admin';
 const ROOT_ENTRY = 'src/index.ts';
 
 function layerOf(file: string): string | undefined {
@@ -76,6 +77,13 @@ const MAY_IMPORT: Record<string, readonly Allowed[] | typeof EVERYTHING> = {
   [RECORDER]: [CORE],
   [CONTROL_PLANE]: [CORE, ...ALL_PROTOS, XDS_RESOURCES, XDS_CLIENT],
   [CLI]: EVERYTHING,
+  // The live view reads the adapter's channel registry (which loads no grpc-js) and the xDS client's dump shape.
+  [ADMIN]: [
+    CORE,
+    PROTOS,
+    { layer: GRPC_JS, files: ['src/grpc-js/channel-registry.ts'] },
+    { layer: XDS_CLIENT, typeOnly: true },
+  ],
   [ROOT_ENTRY]: [CORE, HASH, POLICIES],
 };
 
