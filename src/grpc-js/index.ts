@@ -11,6 +11,12 @@ export {
   readRecording,
 } from '../recorder/index.js';
 export { BACKEND_METRICS_TRAILER, backendMetricsTrailer, readBackendMetrics } from './backend-metrics.js';
+export {
+  ChannelRegistry,
+  type ChannelRegistryListener,
+  liveChannels,
+  type RegisteredChannel,
+} from './channel-registry.js';
 export { ENDPOINTS_SCHEME, EndpointsResolver, parseEndpointsTarget } from './endpoints-resolver.js';
 export {
   DEFAULT_MIN_REPORT_INTERVAL_MS,
