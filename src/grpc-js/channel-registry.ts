@@ -46,14 +46,14 @@ export class ChannelRegistry {
   add(channel: RegisteredChannel): void {
     this.entries.set(channel.id, new WeakRef(channel));
     this.collected.register(channel, channel.id, channel);
-    for (const l of this.listeners) l.channelAdded?.(channel);
+    for (const l of this.listeners) notify(() => l.channelAdded?.(channel));
   }
 
   remove(channel: RegisteredChannel): void {
     if (this.entries.get(channel.id)?.deref() !== channel) return;
     this.collected.unregister(channel);
     this.entries.delete(channel.id);
-    for (const l of this.listeners) l.channelRemoved?.(channel);
+    for (const l of this.listeners) notify(() => l.channelRemoved?.(channel));
   }
 
   get(id: string): RegisteredChannel | undefined {
@@ -78,6 +78,18 @@ export class ChannelRegistry {
 
   private forget(id: string): void {
     this.entries.delete(id);
+  }
+}
+
+/**
+ * Runs a listener. Channels are added and removed from inside grpc-js's calls into the root policy: a listener
+ * that throws is reported as a process warning and never reaches the channel.
+ */
+function notify(call: () => void): void {
+  try {
+    call();
+  } catch (e) {
+    process.emitWarning(`a channel registry listener threw: ${(e as Error)?.stack ?? e}`, 'LbtreeWarning');
   }
 }
 
