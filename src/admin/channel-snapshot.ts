@@ -2,6 +2,7 @@ import type { ConnectivityState, PolicyFact, PolicyNode, Status } from '../core/
 import type { RegisteredChannel } from '../grpc-js/channel-registry.js';
 import { shortTypeName } from '../protos/type-urls.js';
 import type { XdsClientDump } from '../xds/client/dump.js';
+import type { XdsConfig } from '../xds/xds-config.js';
 import { childPath, type PickWindow, subchannelKey } from './pick-shares.js';
 
 // The JSON the live view serves (docs/admin.md documents it): plain data, times as ISO strings.
@@ -49,6 +50,8 @@ export interface XdsResourceView {
   readonly error: { readonly details: string; readonly version: string; readonly at: string } | null;
   /** A88: the stream or server error the resource's watchers were told, not cleared yet. */
   readonly ambientError: Status | null;
+  /** Whether the channel's latest XdsConfig (A74) uses it: the client's other resources are other channels'. */
+  readonly usedByChannel: boolean;
 }
 
 export interface XdsView {
@@ -103,7 +106,7 @@ export function snapshotOf(
   let xds: XdsView | null = null;
   try {
     const dump = channel.xdsDump();
-    if (dump !== undefined) xds = xdsViewOf(dump, now);
+    if (dump !== undefined) xds = xdsViewOf(dump, now, resourceKeys(channel.xdsConfig()));
   } catch (e) {
     // The page still shows the tree; the xDS area says why it is empty.
     xds = {
@@ -165,8 +168,26 @@ function viewOf(
   };
 }
 
+/**
+ * `Type/name` of every resource an XdsConfig was built from: the Listener, the RouteConfiguration (when not
+ * inline), every Cluster (aggregate ones and their leaves) and the ClusterLoadAssignment of each EDS cluster.
+ */
+export function resourceKeys(config: XdsConfig | undefined): ReadonlySet<string> {
+  const keys = new Set<string>();
+  if (config === undefined) return keys;
+  keys.add(`Listener/${config.listener.name}`);
+  const routes = config.listener.routeSource;
+  if (routes.kind === 'rds') keys.add(`RouteConfiguration/${routes.routeConfigName}`);
+  for (const [name, entry] of config.clusters) {
+    keys.add(`Cluster/${name}`);
+    const discovery = entry.ok ? entry.value.cluster.discovery : undefined;
+    if (discovery?.kind === 'eds') keys.add(`ClusterLoadAssignment/${discovery.edsServiceName}`);
+  }
+  return keys;
+}
+
 /** The dump's clock times as wall-clock ISO strings (the dump's `now` is the wall time `now`). */
-export function xdsViewOf(dump: XdsClientDump, now: number): XdsView {
+export function xdsViewOf(dump: XdsClientDump, now: number, used: ReadonlySet<string> = new Set()): XdsView {
   const wall = (clockMs: number) => iso(now - (dump.now - clockMs));
   return {
     server: dump.serverUri,
@@ -176,6 +197,7 @@ export function xdsViewOf(dump: XdsClientDump, now: number): XdsView {
     resources: dump.resources.map((r) => ({
       type: shortTypeName(r.typeUrl),
       name: r.name,
+      usedByChannel: used.has(`${shortTypeName(r.typeUrl)}/${r.name}`),
       status: r.status,
       version: r.version ?? null,
       updatedAt: r.lastUpdated === undefined ? null : wall(r.lastUpdated),

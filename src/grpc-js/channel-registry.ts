@@ -1,5 +1,6 @@
 import type { PolicyNode } from '../core/index.js';
 import type { XdsClientDump } from '../xds/client/dump.js';
+import type { XdsConfig } from '../xds/xds-config.js';
 
 /**
  * Channel options lbtree's resolvers add to their results, which the root policy reads to tell the registry
@@ -21,6 +22,8 @@ export interface RegisteredChannel {
   describe(): PolicyNode | undefined;
   /** The CSDS view of the channel's xDS client, or undefined for a channel without xDS. */
   xdsDump(): XdsClientDump | undefined;
+  /** The XdsConfig (A74) of the channel's latest resolution, or undefined for a channel without xDS. */
+  xdsConfig(): XdsConfig | undefined;
 }
 
 export interface ChannelRegistryListener {

@@ -18,6 +18,7 @@ import { PRIORITY, WEIGHTED_TARGET } from '../policies/index.js';
 import type { FlightRecorder } from '../recorder/index.js';
 import { ChannelRecording } from './channel-recording.js';
 import type { XdsClientDump } from '../xds/client/dump.js';
+import { type XdsConfig, xdsConfigOf } from '../xds/xds-config.js';
 import {
   CHANNEL_TARGET_OPTION,
   CHANNEL_XDS_DUMP_OPTION,
@@ -144,6 +145,7 @@ export function grpcPolicyClasses(
     readonly createdAt = Date.now();
     target: string | undefined = undefined;
     private xdsDumpSource: (() => XdsClientDump) | undefined = undefined;
+    private latestXdsConfig: XdsConfig | undefined = undefined;
     private registered = false;
 
     constructor(grpcHelper: experimental.ChannelControlHelper) {
@@ -227,6 +229,7 @@ export function grpcPolicyClasses(
       if (typeof target === 'string') this.target = target;
       const dump = options[CHANNEL_XDS_DUMP_OPTION];
       if (typeof dump === 'function') this.xdsDumpSource = dump as () => XdsClientDump;
+      this.latestXdsConfig = xdsConfigOf(options as Record<string | symbol, unknown>);
       if (this.registered) return;
       this.registered = true;
       liveChannels.add(this);
@@ -239,6 +242,10 @@ export function grpcPolicyClasses(
 
     xdsDump(): XdsClientDump | undefined {
       return this.xdsDumpSource?.();
+    }
+
+    xdsConfig(): XdsConfig | undefined {
+      return this.latestXdsConfig;
     }
 
     exitIdle(): void {

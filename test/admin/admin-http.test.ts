@@ -13,6 +13,8 @@ import {
 import { ChannelRegistry, type RegisteredChannel } from '../../src/grpc-js/channel-registry.js';
 import { Simulation } from '../../src/sim/index.js';
 import type { XdsClientDump } from '../../src/xds/client/dump.js';
+import type { XdsConfig } from '../../src/xds/xds-config.js';
+import { edsEntry, xdsCluster, xdsConfig } from '../xds/xds-config-fixtures.js';
 
 const [A, B] = ['10.0.0.1:80', '10.0.0.2:80'] as const;
 const T0 = Date.UTC(2026, 0, 1);
@@ -23,6 +25,7 @@ function simulatedChannel(
   sim: Simulation,
   target: string | undefined,
   xdsDump?: () => XdsClientDump,
+  config?: XdsConfig,
 ): RegisteredChannel {
   const channel: RegisteredChannel = {
     id: registry.nextId(),
@@ -30,6 +33,7 @@ function simulatedChannel(
     createdAt: T0,
     describe: () => sim.describe(),
     xdsDump: () => xdsDump?.(),
+    xdsConfig: () => config,
   };
   registry.add(channel);
   return channel;
@@ -358,7 +362,7 @@ describe('lbtree/admin mounted in a user’s server', () => {
 });
 
 describe('lbtree/admin xDS area (A40 CSDS view)', () => {
-  test('each resource with its version, ACK / NACK and the NACK reason, and the server it came from', async () => {
+  test('each resource with its version, ACK / NACK and the NACK reason, the server it came from, and whether this channel uses it', async () => {
     const registry = new ChannelRegistry();
     const sim = new Simulation();
     sim.update([A], [{ pick_first: {} }]);
@@ -371,7 +375,7 @@ describe('lbtree/admin xDS area (A40 CSDS view)', () => {
       resources: [
         {
           typeUrl: 'type.googleapis.com/envoy.config.listener.v3.Listener',
-          name: 'svc',
+          name: 'listener',
           status: 'ACKED',
           version: '3',
           lastUpdated: 40_000,
@@ -386,9 +390,19 @@ describe('lbtree/admin xDS area (A40 CSDS view)', () => {
           error: { details: 'Cluster backend: lb_policy: unsupported', version: '7', at: 45_000 },
           watchers: 1,
         },
+        {
+          typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+          name: 'another-channels-cluster',
+          status: 'ACKED',
+          version: '7',
+          lastUpdated: 45_000,
+          watchers: 1,
+        },
       ],
     };
-    const channel = simulatedChannel(registry, sim, 'xds:///svc', () => dump);
+    // The channel's XdsConfig (A74): the listener "listener" (routes inline) and the cluster "backend".
+    const config = xdsConfig({ backend: edsEntry(xdsCluster('backend'), undefined) });
+    const channel = simulatedChannel(registry, sim, 'xds:///svc', () => dump, config);
     const now = T0 + 60_000;
     const handler = createAdminHandler({ registry, clock: () => now });
     const { createServer } = await import('node:http');
@@ -405,7 +419,8 @@ describe('lbtree/admin xDS area (A40 CSDS view)', () => {
         resources: [
           {
             type: 'Listener',
-            name: 'svc',
+            name: 'listener',
+            usedByChannel: true,
             status: 'ACKED',
             version: '3',
             // 10 s before the dump, which is `now`.
@@ -416,6 +431,7 @@ describe('lbtree/admin xDS area (A40 CSDS view)', () => {
           {
             type: 'Cluster',
             name: 'backend',
+            usedByChannel: true,
             status: 'NACKED',
             version: '6',
             updatedAt: new Date(now - 20_000).toISOString(),
@@ -424,6 +440,16 @@ describe('lbtree/admin xDS area (A40 CSDS view)', () => {
               version: '7',
               at: new Date(now - 5_000).toISOString(),
             },
+            ambientError: null,
+          },
+          {
+            type: 'Cluster',
+            name: 'another-channels-cluster',
+            usedByChannel: false,
+            status: 'ACKED',
+            version: '7',
+            updatedAt: new Date(now - 5_000).toISOString(),
+            error: null,
             ambientError: null,
           },
         ],

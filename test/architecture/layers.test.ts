@@ -77,12 +77,14 @@ const MAY_IMPORT: Record<string, readonly Allowed[] | typeof EVERYTHING> = {
   [RECORDER]: [CORE],
   [CONTROL_PLANE]: [CORE, ...ALL_PROTOS, XDS_RESOURCES, XDS_CLIENT],
   [CLI]: EVERYTHING,
-  // The live view reads the adapter's channel registry (which loads no grpc-js) and the xDS client's dump shape.
+  // The live view reads the adapter's channel registry (which loads no grpc-js), the shapes of the xDS client's
+  // dump and of the XdsConfig.
   [ADMIN]: [
     CORE,
     PROTOS,
     { layer: GRPC_JS, files: ['src/grpc-js/channel-registry.ts'] },
     { layer: XDS_CLIENT, typeOnly: true },
+    { layer: XDS_ROOT, typeOnly: true },
   ],
   [ROOT_ENTRY]: [CORE, HASH, POLICIES],
 };

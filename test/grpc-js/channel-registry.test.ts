@@ -10,6 +10,7 @@ function channel(registry: ChannelRegistry, target: string): RegisteredChannel {
     createdAt: 0,
     describe: () => undefined,
     xdsDump: () => undefined,
+    xdsConfig: () => undefined,
   };
 }
 

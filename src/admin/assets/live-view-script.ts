@@ -83,14 +83,18 @@ export const LIVE_VIEW_SCRIPT = `'use strict';
     }
     area.appendChild(el('p', 'server', 'Server ' + xds.server + ', stream ' + xds.stream +
       (xds.connectivityError ? ' (' + xds.connectivityError.details + ')' : '') +
-      '. The client, and so this list, is shared by every xds: channel of its bootstrap.'));
+      '. The client is shared by every xds: channel of its bootstrap: resources this channel does not use are greyed.'));
     var table = el('table', 'resources');
     table.appendChild(cellRow(['type', 'name', 'status', 'version', 'updated', 'error'], 'header'));
-    xds.resources.forEach(function (r) {
+    var ours = xds.resources.filter(function (r) { return r.usedByChannel; });
+    var others = xds.resources.filter(function (r) { return !r.usedByChannel; });
+    ours.concat(others).forEach(function (r) {
       var error = r.error ? r.error.details + ' (version ' + r.error.version + ')' : '';
       if (r.ambientError) error += (error ? '; ' : '') + r.ambientError.details;
-      var row = cellRow([r.type, r.name, r.status, r.version || '', r.updatedAt || '', error], 'resource');
+      var row = cellRow([r.type, r.name, r.status, r.version || '', r.updatedAt || '', error],
+        r.usedByChannel ? 'resource' : 'resource other');
       row.setAttribute('data-status', r.status);
+      row.setAttribute('data-used', String(r.usedByChannel));
       table.appendChild(row);
     });
     area.appendChild(table);

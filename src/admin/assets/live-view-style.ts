@@ -15,4 +15,5 @@ tr.header td { font-weight: 600; border-bottom: 1px solid #ccc; }
 .status { color: #a50e0e; margin-left: 0.5em; } .facts { color: #555; margin-left: 0.7em; font-size: 0.9em; }
 ul.children { list-style: none; padding-left: 1em; margin: 0; } .edge { color: #444; font-family: monospace; }
 table.subchannels td.address { font-family: monospace; } .empty { color: #777; }
+tr.resource.other { color: #999; } tr.resource[data-status=NACKED] td { color: #a50e0e; }
 `;
