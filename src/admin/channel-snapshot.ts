@@ -45,6 +45,10 @@ export interface XdsResourceView {
   readonly name: string;
   readonly status: string;
   readonly version: string | null;
+  /** The server the resource in use came from (A71: with fallback, not always the first). */
+  readonly server: string | null;
+  /** A47: the authority of an xdstp: name (null for an old-style name). */
+  readonly authority: string | null;
   readonly updatedAt: string | null;
   /** The last NACK (its version and reason), deletion or timeout. */
   readonly error: { readonly details: string; readonly version: string; readonly at: string } | null;
@@ -55,10 +59,16 @@ export interface XdsResourceView {
 }
 
 export interface XdsView {
-  /** The xDS server the resources came from (the client's, shared by every channel on its bootstrap). */
+  /** The server in use for old-style names (the client's, shared by every channel of its bootstrap). */
   readonly server: string;
   readonly stream: string;
   readonly connectivityError: Status | null;
+  /** Every server the client has a stream to (A47, A71), with the stream's state. */
+  readonly servers: readonly {
+    readonly uri: string;
+    readonly stream: string;
+    readonly connectivityError: Status | null;
+  }[];
   readonly types: readonly { readonly type: string; readonly version: string; readonly nonce: string }[];
   readonly resources: readonly XdsResourceView[];
 }
@@ -113,6 +123,7 @@ export function snapshotOf(
       server: '',
       stream: 'unknown',
       connectivityError: { code: 2, details: `the xDS client could not be read: ${(e as Error).message}` },
+      servers: [],
       types: [],
       resources: [],
     };
@@ -193,6 +204,11 @@ export function xdsViewOf(dump: XdsClientDump, now: number, used: ReadonlySet<st
     server: dump.serverUri,
     stream: dump.stream,
     connectivityError: dump.connectivityError ?? null,
+    servers: dump.servers.map((x) => ({
+      uri: x.serverUri,
+      stream: x.stream,
+      connectivityError: x.connectivityError ?? null,
+    })),
     types: dump.types.map((t) => ({ type: shortTypeName(t.typeUrl), version: t.version, nonce: t.nonce })),
     resources: dump.resources.map((r) => ({
       type: shortTypeName(r.typeUrl),
@@ -200,6 +216,8 @@ export function xdsViewOf(dump: XdsClientDump, now: number, used: ReadonlySet<st
       usedByChannel: used.has(`${shortTypeName(r.typeUrl)}/${r.name}`),
       status: r.status,
       version: r.version ?? null,
+      server: r.server ?? null,
+      authority: r.authority ?? null,
       updatedAt: r.lastUpdated === undefined ? null : wall(r.lastUpdated),
       error: r.error ? { details: r.error.details, version: r.error.version, at: wall(r.error.at) } : null,
       ambientError: r.ambientError ?? null,

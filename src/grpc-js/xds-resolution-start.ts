@@ -3,8 +3,8 @@
 // registers lbtree without using `xds:` targets never loads them (they are most of lbtree's load time).
 
 import { loadBootstrap, type XdsBootstrap } from '../xds/client/bootstrap.js';
-import { clientListenerResourceName } from '../xds/client/listener-name.js';
 import type { XdsClientDump } from '../xds/client/dump.js';
+import { clientListenerResourceName } from '../xds/client/listener-name.js';
 import { XdsResolution, type XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
 import {
   clusterResourceType,

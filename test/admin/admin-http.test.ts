@@ -362,7 +362,7 @@ describe('lbtree/admin mounted in a user’s server', () => {
 });
 
 describe('lbtree/admin xDS area (A40 CSDS view)', () => {
-  test('each resource with its version, ACK / NACK and the NACK reason, the server it came from, and whether this channel uses it', async () => {
+  test("each resource with its version, ACK / NACK and the NACK reason, the server it came from (A71), and whether this channel uses it; every server's stream", async () => {
     const registry = new ChannelRegistry();
     const sim = new Simulation();
     sim.update([A], [{ pick_first: {} }]);
@@ -372,12 +372,29 @@ describe('lbtree/admin xDS area (A40 CSDS view)', () => {
       node: { id: 'node-1' } as XdsClientDump['node'],
       stream: 'connected',
       types: [{ typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster', version: '7', nonce: 'n7' }],
+      servers: [
+        {
+          serverUri: 'xds.example:443',
+          stream: 'connected',
+          types: [
+            { typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster', version: '7', nonce: 'n7' },
+          ],
+        },
+        {
+          serverUri: 'fallback.example:443',
+          stream: 'backoff',
+          connectivityError: { code: 14, details: 'refused' },
+          types: [],
+        },
+      ],
+      authorities: [],
       resources: [
         {
           typeUrl: 'type.googleapis.com/envoy.config.listener.v3.Listener',
           name: 'listener',
           status: 'ACKED',
           version: '3',
+          server: 'xds.example:443',
           lastUpdated: 40_000,
           watchers: 1,
         },
@@ -395,6 +412,8 @@ describe('lbtree/admin xDS area (A40 CSDS view)', () => {
           name: 'another-channels-cluster',
           status: 'ACKED',
           version: '7',
+          server: 'fallback.example:443',
+          authority: 'other.example',
           lastUpdated: 45_000,
           watchers: 1,
         },
@@ -415,6 +434,14 @@ describe('lbtree/admin xDS area (A40 CSDS view)', () => {
         server: 'xds.example:443',
         stream: 'connected',
         connectivityError: null,
+        servers: [
+          { uri: 'xds.example:443', stream: 'connected', connectivityError: null },
+          {
+            uri: 'fallback.example:443',
+            stream: 'backoff',
+            connectivityError: { code: 14, details: 'refused' },
+          },
+        ],
         types: [{ type: 'Cluster', version: '7', nonce: 'n7' }],
         resources: [
           {
@@ -423,6 +450,8 @@ describe('lbtree/admin xDS area (A40 CSDS view)', () => {
             usedByChannel: true,
             status: 'ACKED',
             version: '3',
+            server: 'xds.example:443',
+            authority: null,
             // 10 s before the dump, which is `now`.
             updatedAt: new Date(now - 10_000).toISOString(),
             error: null,
@@ -434,6 +463,8 @@ describe('lbtree/admin xDS area (A40 CSDS view)', () => {
             usedByChannel: true,
             status: 'NACKED',
             version: '6',
+            server: null,
+            authority: null,
             updatedAt: new Date(now - 20_000).toISOString(),
             error: {
               details: 'Cluster backend: lb_policy: unsupported',
@@ -448,6 +479,8 @@ describe('lbtree/admin xDS area (A40 CSDS view)', () => {
             usedByChannel: false,
             status: 'ACKED',
             version: '7',
+            server: 'fallback.example:443',
+            authority: 'other.example',
             updatedAt: new Date(now - 5_000).toISOString(),
             error: null,
             ambientError: null,

@@ -63,6 +63,7 @@ describe('the live view of an xds: channel', () => {
     assert.equal(acked.xds?.stream, 'connected');
     const cluster = acked.xds?.resources.find((r) => r.type === 'Cluster' && r.name === 'admin');
     assert.equal(cluster?.version, good);
+    assert.equal(cluster?.server, h.plane.address, 'the server that sent it');
     assert.equal(cluster?.error, null);
 
     const bad = h.publish(

@@ -81,17 +81,20 @@ export const LIVE_VIEW_SCRIPT = `'use strict';
       area.appendChild(el('p', 'empty', 'This channel has no xDS client (its target is not xds:).'));
       return;
     }
-    area.appendChild(el('p', 'server', 'Server ' + xds.server + ', stream ' + xds.stream +
-      (xds.connectivityError ? ' (' + xds.connectivityError.details + ')' : '') +
-      '. The client is shared by every xds: channel of its bootstrap: resources this channel does not use are greyed.'));
+    var servers = xds.servers.length > 0 ? xds.servers : [{ uri: xds.server, stream: xds.stream, connectivityError: xds.connectivityError }];
+    servers.forEach(function (x) {
+      area.appendChild(el('p', 'server', 'Server ' + x.uri + ': stream ' + x.stream +
+        (x.connectivityError ? ' (' + x.connectivityError.details + ')' : '')));
+    });
+    area.appendChild(el('p', 'note', 'The client is shared by every xds: channel of its bootstrap: resources this channel does not use are greyed.'));
     var table = el('table', 'resources');
-    table.appendChild(cellRow(['type', 'name', 'status', 'version', 'updated', 'error'], 'header'));
+    table.appendChild(cellRow(['type', 'name', 'status', 'version', 'from', 'updated', 'error'], 'header'));
     var ours = xds.resources.filter(function (r) { return r.usedByChannel; });
     var others = xds.resources.filter(function (r) { return !r.usedByChannel; });
     ours.concat(others).forEach(function (r) {
       var error = r.error ? r.error.details + ' (version ' + r.error.version + ')' : '';
       if (r.ambientError) error += (error ? '; ' : '') + r.ambientError.details;
-      var row = cellRow([r.type, r.name, r.status, r.version || '', r.updatedAt || '', error],
+      var row = cellRow([r.type, r.name, r.status, r.version || '', r.server || '', r.updatedAt || '', error],
         r.usedByChannel ? 'resource' : 'resource other');
       row.setAttribute('data-status', r.status);
       row.setAttribute('data-used', String(r.usedByChannel));
