@@ -16,9 +16,9 @@ import {
 } from '../core/index.js';
 import { PRIORITY, WEIGHTED_TARGET } from '../policies/index.js';
 import type { FlightRecorder } from '../recorder/index.js';
-import { ChannelRecording } from './channel-recording.js';
 import type { XdsClientDump } from '../xds/client/dump.js';
 import { type XdsConfig, xdsConfigOf } from '../xds/xds-config.js';
+import { ChannelRecording } from './channel-recording.js';
 import {
   CHANNEL_TARGET_OPTION,
   CHANNEL_XDS_DUMP_OPTION,
