@@ -74,6 +74,7 @@ export {
   type QueuePick,
   queuePicker,
 } from './core/picker.js';
+export type { ChildNode, PolicyFact, PolicyNode, SubchannelNode } from './core/policy-node.js';
 export { type RegisterOptions, Registry } from './core/registry.js';
 export { Code, OK_STATUS, type Status, status, unavailable } from './core/status.js';
 export { err, ok, type StatusOr } from './core/status-or.js';

@@ -14,6 +14,7 @@ test('the built package resolves its own subpath exports (package self-reference
     await import('lbtree/grpc-js');
     if (typeof (await import('lbtree/grpc-js/xds')).leaseXdsClient !== 'function') process.exit(4);
     await import('lbtree/xds');
+    if (typeof (await import('lbtree/admin')).startAdminServer !== 'function') process.exit(5);
     const s = new sim.Simulation();
     s.update(['10.0.0.1:80'], [{ round_robin: {} }]);
     if (s.state !== 'READY' || typeof root.Registry !== 'function') process.exit(3);

@@ -18,11 +18,14 @@ const HELP_OPTION = ['-h, --help', 'This text'] as const;
 
 const COMMANDS: Readonly<Record<CommandName, CommandHelp>> = {
   demo: {
-    usage: 'lbtree demo [--scenario NAME[,NAME…]] [--duration SECONDS | --fast] [--plain]',
+    usage:
+      'lbtree demo [--scenario NAME[,NAME…]] [--duration SECONDS | --fast] [--plain] [--admin-port PORT]',
     description:
       'Starts real gRPC servers on loopback (IPv4, and IPv6 when available), a client channel that\n' +
       'balances with lbtree, and plays scripted scenarios under steady RPC load. On a terminal it shows\n' +
       'a live view; otherwise (or with --plain) it prints progress lines. Ends with a summary.\n' +
+      'It first prints the address of the live view of its channels (lbtree/admin): open it in a\n' +
+      'browser to watch the LB tree of each scenario change.\n' +
       'Needs @grpc/grpc-js installed beside lbtree.',
     options: [
       ['--scenario NAME,…', 'Scenarios to play, comma-separated (default: all)'],
@@ -36,6 +39,7 @@ const COMMANDS: Readonly<Record<CommandName, CommandHelp>> = {
           'the same checks, in a few seconds)',
       ],
       ['--plain', 'Progress lines even on a terminal'],
+      ['--admin-port PORT', 'Port of the live view on 127.0.0.1 (default: any free port)'],
     ],
     more: () => [['Demo scenarios', SCENARIOS.map((s) => [s.name, s.summary] as const)]],
   },

@@ -11,7 +11,7 @@ import { packageVersion } from './package-version.js';
 
 /** Which options each command takes (the rest are usage errors). */
 const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
-  demo: ['scenario', 'duration', 'fast', 'plain'],
+  demo: ['scenario', 'duration', 'fast', 'plain', 'admin-port'],
   simulate: ['cluster', 'endpoints', 'scenario', 'html', 'replay', 'config', 'xds-cluster'],
   'control-plane': ['resources', 'port', 'host', 'print-bootstrap', 'bootstrap-file', 'node-id'],
 };
@@ -27,6 +27,7 @@ function parse(argv: string[]) {
         scenario: { type: 'string' },
         duration: { type: 'string' },
         plain: { type: 'boolean' },
+        'admin-port': { type: 'string' },
         fast: { type: 'boolean' },
         cluster: { type: 'string' },
         endpoints: { type: 'string' },
@@ -138,11 +139,15 @@ async function main(argv: string[]): Promise<number> {
     throw new UsageError(
       `unknown scenario ${unknown.join(', ')} (have: ${SCENARIOS.map((s) => s.name).join(', ')})`,
     );
+  const adminPort = values['admin-port'] === undefined ? 0 : Number(values['admin-port']);
+  if (!Number.isInteger(adminPort) || adminPort < 0 || adminPort > 65535)
+    throw new UsageError('--admin-port must be a port number (0 to 65535)');
   const { runDemo, FAST_PACE, humanPace } = await withGrpcJs('demo', () => import('./demo/run-demo.js'));
   const ok = await runDemo({
     scenarios: SCENARIOS.filter((s) => names.includes(s.name)),
     pace: values.fast ? FAST_PACE : humanPace(durationS * 1000),
     live: process.stdout.isTTY === true && !values.plain,
+    adminPort,
   });
   return ok ? 0 : 1;
 }

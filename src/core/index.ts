@@ -20,6 +20,7 @@ export * from './metric-labels.js';
 export * from './metrics-recorder.js';
 export * from './oob-metrics-stream.js';
 export * from './picker.js';
+export * from './policy-node.js';
 export * from './registry.js';
 export * from './status.js';
 export * from './status-or.js';

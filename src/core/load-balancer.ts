@@ -6,6 +6,7 @@ import type { ConnectivityState } from './connectivity-state.js';
 import type { Endpoint } from './endpoint.js';
 import type { MetricsRecorder } from './metrics-recorder.js';
 import type { Picker } from './picker.js';
+import type { PolicyNode } from './policy-node.js';
 import type { Status } from './status.js';
 import type { StatusOr } from './status-or.js';
 import type { Subchannel } from './subchannel.js';
@@ -41,6 +42,8 @@ export interface LoadBalancer<Config = unknown> {
   exitIdle(): void;
   resetBackoff(): void;
   destroy(): void;
+  /** The policy and its subtree as they are now, for the live view (lbtree/admin); built on demand. */
+  describe?(): PolicyNode;
 }
 
 /** A registered policy: parses its JSON config (throwing a ConfigError with a path) and builds instances. */

@@ -55,6 +55,11 @@ export interface Subchannel {
    * READY). Absent where the channel cannot stream them; a wrapping subchannel passes it on.
    */
   watchBackendMetrics?(periodMs: number, listener: BackendMetricsListener): Unwatch;
+  /**
+   * Complete picks that returned this handle, where the channel counts them (the grpc-js adapter, the
+   * simulator): the live view's share of picks. A wrapping subchannel passes it on.
+   */
+  readonly picks?: number;
   /** Starts connecting if IDLE; otherwise does nothing. */
   requestConnection(): void;
   resetBackoff(): void;

@@ -9,6 +9,7 @@ import {
 // The XdsClient's instruments, registered now (a few descriptors; the client itself loads with the first xds:
 // channel), so that the names a user enables can be checked against every instrument lbtree has.
 import '../xds/client/metrics.js';
+import { CHANNEL_TARGET_OPTION } from './channel-registry.js';
 
 /**
  * The channel option that records a channel's metrics to a MeterProvider of its own (beside the global ones
@@ -35,12 +36,6 @@ export function metricsChannelOption(options: MetricsOptions): MetricsOptions {
   });
 }
 
-/**
- * The resolver attribute lbtree's resolvers (endpoints:, xds:, and its front on grpc-js's dns:) put the
- * channel's canonical target in: grpc-js does not tell an LB policy its channel's target, and A66's
- * `grpc.target` label needs it.
- */
-export const CHANNEL_TARGET_ATTRIBUTE = 'lbtree.channel_target';
 /** `grpc.target` for a channel whose resolver is not lbtree's (grpc-js's ipv4:, ipv6:, unix:): A66 lets it be synthesised. */
 export const UNKNOWN_TARGET = 'unknown:///';
 
@@ -74,9 +69,7 @@ export function reportUnknownMetricNames(options: MetricsOptions, where: string)
  */
 export function channelMetricsRecorder(options: ChannelOptions): MetricsRecorder | undefined {
   const target =
-    typeof options[CHANNEL_TARGET_ATTRIBUTE] === 'string'
-      ? options[CHANNEL_TARGET_ATTRIBUTE]
-      : UNKNOWN_TARGET;
+    typeof options[CHANNEL_TARGET_OPTION] === 'string' ? options[CHANNEL_TARGET_OPTION] : UNKNOWN_TARGET;
   return metricsRecorderFor(target, channelMetricsOptions(options));
 }
 

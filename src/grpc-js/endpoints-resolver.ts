@@ -1,6 +1,7 @@
 import { experimental, Metadata, status } from '@grpc/grpc-js';
 import { isUnixAddress, parseAddress } from '../core/index.js';
-import { CHANNEL_TARGET_ATTRIBUTE, canonicalTarget } from './channel-metrics.js';
+import { canonicalTarget } from './channel-metrics.js';
+import { CHANNEL_TARGET_OPTION } from './channel-registry.js';
 
 /**
  * The `endpoints:` target scheme: a fixed endpoint list in which one endpoint may have several addresses,
@@ -40,13 +41,14 @@ export function parseEndpointsTarget(path: string): PathEndpoint[] {
 export class EndpointsResolver implements experimental.Resolver {
   private reported = false;
   private readonly result: experimental.StatusOr<experimental.Endpoint[]>;
+  /** Tells the root policy the channel's target (the live view lists channels by it). */
   private readonly attributes: Record<string, unknown>;
 
   constructor(
     target: experimental.GrpcUri,
     private readonly listener: experimental.ResolverListener,
   ) {
-    this.attributes = { [CHANNEL_TARGET_ATTRIBUTE]: canonicalTarget(target) };
+    this.attributes = { [CHANNEL_TARGET_OPTION]: canonicalTarget(target) };
     try {
       this.result = experimental.statusOrFromValue(parseEndpointsTarget(target.path));
     } catch (e) {

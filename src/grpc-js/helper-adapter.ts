@@ -4,9 +4,11 @@ import {
   Attributes,
   addressKey,
   type Clock,
+  CONNECTING,
   type ConnectivityState,
   type Helper,
   type MetricsRecorder,
+  OK_STATUS,
   type Picker,
   realClock,
   type Status,
@@ -16,8 +18,9 @@ import {
   type Trace,
 } from '../core/index.js';
 import { type ClusterTransportSecurity, XDS_TRANSPORT_SECURITY } from '../xds/transport-security.js';
-import { CHANNEL_TARGET_ATTRIBUTE, METRICS_CHANNEL_OPTION } from './channel-metrics.js';
+import { METRICS_CHANNEL_OPTION } from './channel-metrics.js';
 import type { ChannelRecording } from './channel-recording.js';
+import { CHANNEL_TARGET_OPTION } from './channel-registry.js';
 import { fromGrpcState, toGrpcState } from './connectivity.js';
 import { GrpcPickerAdapter } from './picker-adapter.js';
 import { FLIGHT_RECORDER_OPTION } from './recorded-channels.js';
@@ -43,7 +46,7 @@ export function subchannelOptions(options: ChannelOptions): ChannelOptions {
       key.startsWith(GRPC_INTERNAL_PREFIX) ||
       key === FLIGHT_RECORDER_OPTION ||
       key === METRICS_CHANNEL_OPTION ||
-      key === CHANNEL_TARGET_ATTRIBUTE
+      key === CHANNEL_TARGET_OPTION
     )
       continue;
     kept[key] = value;
@@ -130,6 +133,9 @@ export class GrpcHelperAdapter implements Helper {
   recording: ChannelRecording | null = null;
   /** A79: set from the first update's options (global plugins, the channel's own, its target), before the policy exists. */
   metricsRecorder: MetricsRecorder | undefined;
+  /** What the root policy last reported (the live view's root node when the policy cannot describe itself). */
+  lastState: ConnectivityState = CONNECTING;
+  lastStatus: Status = OK_STATUS;
 
   constructor(
     private readonly grpc: experimental.ChannelControlHelper,
@@ -200,6 +206,8 @@ export class GrpcHelperAdapter implements Helper {
 
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
     this.recording?.picker(state, status);
+    this.lastState = state;
+    this.lastStatus = status;
     this.grpc.updateState(
       toGrpcState(state),
       new GrpcPickerAdapter(picker, this.recording),

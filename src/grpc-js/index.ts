@@ -11,7 +11,13 @@ export {
   readRecording,
 } from '../recorder/index.js';
 export { BACKEND_METRICS_TRAILER, backendMetricsTrailer, readBackendMetrics } from './backend-metrics.js';
-export { CHANNEL_TARGET_ATTRIBUTE, METRICS_CHANNEL_OPTION, metricsChannelOption } from './channel-metrics.js';
+export { METRICS_CHANNEL_OPTION, metricsChannelOption } from './channel-metrics.js';
+export {
+  ChannelRegistry,
+  type ChannelRegistryListener,
+  liveChannels,
+  type RegisteredChannel,
+} from './channel-registry.js';
 export { ENDPOINTS_SCHEME, EndpointsResolver, parseEndpointsTarget } from './endpoints-resolver.js';
 export {
   DEFAULT_MIN_REPORT_INTERVAL_MS,

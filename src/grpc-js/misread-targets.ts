@@ -1,5 +1,6 @@
 import { type ChannelOptions, experimental, Metadata, status } from '@grpc/grpc-js';
-import { CHANNEL_TARGET_ATTRIBUTE, canonicalTarget } from './channel-metrics.js';
+import { canonicalTarget } from './channel-metrics.js';
+import { CHANNEL_TARGET_OPTION } from './channel-registry.js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
 import { XDS_SCHEME } from './xds-resolver.js';
 
@@ -71,12 +72,7 @@ function withTarget(
 ): experimental.ResolverListener {
   const canonical = canonicalTarget(target);
   return (endpoints, attributes, serviceConfig, resolutionNote) =>
-    listener(
-      endpoints,
-      { ...attributes, [CHANNEL_TARGET_ATTRIBUTE]: canonical },
-      serviceConfig,
-      resolutionNote,
-    );
+    listener(endpoints, { ...attributes, [CHANNEL_TARGET_OPTION]: canonical }, serviceConfig, resolutionNote);
 }
 
 /**

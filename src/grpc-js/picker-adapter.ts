@@ -90,6 +90,7 @@ export class GrpcPickerAdapter implements experimental.Picker {
     const result = this.picker.pick(args);
     if (result.type === 'complete') {
       const handle = result.subchannel as GrpcSubchannelHandle;
+      handle.picks++;
       const recorded = this.recording?.picked(handle);
       if (result.onCallStarted === undefined && result.onCallEnded === undefined)
         return recorded ?? handle.completeResult;

@@ -3,19 +3,29 @@ import {
   asConfigError,
   Code,
   type ConfigError,
+  describeChild,
   FailPicker,
   type LoadBalancer,
   type ParsedLbConfig,
   type PolicyFactory,
   type PolicyLookup,
+  type PolicyNode,
   parseNested,
   status,
   TRANSIENT_FAILURE,
 } from '../core/index.js';
 import { PRIORITY, WEIGHTED_TARGET } from '../policies/index.js';
 import type { FlightRecorder } from '../recorder/index.js';
+import type { XdsClientDump } from '../xds/client/dump.js';
+import { type XdsConfig, xdsConfigOf } from '../xds/xds-config.js';
 import { channelMetricsRecorder } from './channel-metrics.js';
 import { ChannelRecording } from './channel-recording.js';
+import {
+  CHANNEL_TARGET_OPTION,
+  CHANNEL_XDS_DUMP_OPTION,
+  liveChannels,
+  type RegisteredChannel,
+} from './channel-registry.js';
 import { fromGrpcEndpoints } from './endpoint-conversion.js';
 import { GrpcHelperAdapter, subchannelOptions } from './helper-adapter.js';
 import { logInvalidConfigOnce } from './invalid-config-log.js';
@@ -126,11 +136,18 @@ export function grpcPolicyClasses(
     }
   }
 
-  class LbtreeLoadBalancer implements experimental.LoadBalancer {
+  class LbtreeLoadBalancer implements experimental.LoadBalancer, RegisteredChannel {
     private readonly helper: GrpcHelperAdapter;
     private policy: LoadBalancer | null = null;
     /** The flight recorder this root writes to, and whether it made it (`register({ recorder })`). */
     private recorder: { recorder: FlightRecorder; owned: boolean } | null = null;
+    // The channel registry's record (lbtree/admin): set on the first update, which says what the channel is.
+    readonly id = liveChannels.nextId();
+    readonly createdAt = Date.now();
+    target: string | undefined = undefined;
+    private xdsDumpSource: (() => XdsClientDump) | undefined = undefined;
+    private latestXdsConfig: XdsConfig | undefined = undefined;
+    private registered = false;
 
     constructor(grpcHelper: experimental.ChannelControlHelper) {
       this.helper = new GrpcHelperAdapter(grpcHelper, grpcName);
@@ -166,6 +183,7 @@ export function grpcPolicyClasses(
           this.helper.metricsRecorder = channelMetricsRecorder(channelOptions);
           this.policy = factory.create(this.helper, registry);
         }
+        this.register(channelOptions);
         return this.policy.update({
           endpoints,
           config: lbConfig.config,
@@ -209,6 +227,31 @@ export function grpcPolicyClasses(
       this.helper.updateState(TRANSIENT_FAILURE, s, new FailPicker(s));
     }
 
+    /** Lists the channel in the registry, with what its resolver tells of it (lbtree's resolvers only). */
+    private register(options: ChannelOptions): void {
+      const target = options[CHANNEL_TARGET_OPTION];
+      if (typeof target === 'string') this.target = target;
+      const dump = options[CHANNEL_XDS_DUMP_OPTION];
+      if (typeof dump === 'function') this.xdsDumpSource = dump as () => XdsClientDump;
+      this.latestXdsConfig = xdsConfigOf(options as Record<string | symbol, unknown>);
+      if (this.registered) return;
+      this.registered = true;
+      liveChannels.add(this);
+    }
+
+    describe(): PolicyNode | undefined {
+      if (this.policy === null) return undefined;
+      return describeChild(this.policy, factory.name, this.helper.lastState, this.helper.lastStatus);
+    }
+
+    xdsDump(): XdsClientDump | undefined {
+      return this.xdsDumpSource?.();
+    }
+
+    xdsConfig(): XdsConfig | undefined {
+      return this.latestXdsConfig;
+    }
+
     exitIdle(): void {
       this.policy?.exitIdle();
     }
@@ -221,6 +264,7 @@ export function grpcPolicyClasses(
       if (this.recorder) trackRecorder(this.recorder.recorder, false);
       this.recorder = null;
       this.helper.recording = null;
+      liveChannels.remove(this);
     }
     getTypeName(): string {
       return grpcName;

@@ -49,6 +49,8 @@ export class GrpcSubchannelHandle implements Subchannel {
   private grpcHealthListener: experimental.HealthListener | null = null;
   private metricsWatches: Unwatch[] | null = null;
   private released = false;
+  /** Complete picks that returned this handle (the live view's share of picks): an integer add per pick. */
+  picks = 0;
 
   /**
    * With no `owner` the handle holds no ref and release() gives none back: a view of a subchannel that a

@@ -4,6 +4,7 @@
 
 import type { MetricsRecorder } from '../core/index.js';
 import { loadBootstrap, type XdsBootstrap } from '../xds/client/bootstrap.js';
+import type { XdsClientDump } from '../xds/client/dump.js';
 import { clientListenerResourceName } from '../xds/client/listener-name.js';
 import { XdsResolution, type XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
 import {
@@ -32,6 +33,8 @@ export interface XdsChannelResolution {
   readonly transportSecurity: ClusterTransportSecurityRegistry;
   requestReresolution(): void;
   stop(): void;
+  /** The CSDS view of the shared client the channel resolves on (the live view shows it). */
+  readonly dump: () => XdsClientDump;
 }
 
 /** Some server list of the bootstrap has a server to fall back to (A71). */
@@ -87,6 +90,7 @@ export function startXdsResolution(
     certificateProviders: lease.certificateProviders,
     transportSecurity: lease.transportSecurity,
     requestReresolution: () => resolution.requestReresolution(),
+    dump: () => lease.client.dump(),
     stop: () => {
       resolution.destroy();
       lease.release();

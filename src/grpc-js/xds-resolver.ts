@@ -29,7 +29,8 @@ import type { CallRouter, XdsResolutionResult } from '../xds/resolver/xds-resolu
 import type { XdsRetryPolicy } from '../xds/resources/types.js';
 import { XDS_TRANSPORT_SECURITY_REGISTRY_ARG } from '../xds/transport-security.js';
 import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
-import { CHANNEL_TARGET_ATTRIBUTE, canonicalTarget, channelMetricsRecorder } from './channel-metrics.js';
+import { canonicalTarget, channelMetricsRecorder } from './channel-metrics.js';
+import { CHANNEL_TARGET_OPTION, CHANNEL_XDS_DUMP_OPTION } from './channel-registry.js';
 import { registerCsdsAdminService } from './csds-service.js';
 import { DEFERRED_ROUTE_PICK_INFO_KEY, type DeferredRoute, HASH_PICK_INFO_KEY } from './picker-adapter.js';
 import type { XdsChannelResolution } from './xds-resolution-start.js';
@@ -367,7 +368,7 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
     try {
       const metrics = channelMetricsRecorder({
         ...this.options,
-        [CHANNEL_TARGET_ATTRIBUTE]: canonicalTarget(this.target),
+        [CHANNEL_TARGET_OPTION]: canonicalTarget(this.target),
       });
       this.resolution = startXdsResolution(
         xdsTarget(this.target),
@@ -404,12 +405,13 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
     const attributes: Record<string | symbol, unknown> = {
       [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: new GrpcConfigSelector(result.router, this),
       [XDS_CONFIG_ATTRIBUTE]: result.xdsConfig,
-      [CHANNEL_TARGET_ATTRIBUTE]: canonicalTarget(this.target),
+      [CHANNEL_TARGET_OPTION]: canonicalTarget(this.target),
     };
     // A29: for XdsChannelCredentials, on every subchannel of the channel.
     if (this.resolution !== null) {
       attributes[XDS_CERTIFICATE_PROVIDERS_OPTION] = this.resolution.certificateProviders;
       attributes[XDS_TRANSPORT_SECURITY_REGISTRY_ARG] = this.resolution.transportSecurity;
+      attributes[CHANNEL_XDS_DUMP_OPTION] = this.resolution.dump;
     }
     // Set before grpc-js takes the result: its new picker re-picks the calls waiting on the previous one.
     const previous = this.router;

@@ -9,6 +9,7 @@ import {
   type PickArgs,
   type Picker,
   type PickResult,
+  type PolicyFact,
   type PolicyFactory,
   randomOf,
   type Status,
@@ -204,6 +205,22 @@ export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestS
 
   protected override applyConfig(config: LeastRequestConfig): void {
     this.choiceCount = config.choiceCount;
+  }
+
+  protected get policyName(): string {
+    return LEAST_REQUEST;
+  }
+
+  protected override describeFacts(): Readonly<Record<string, PolicyFact>> {
+    return { choiceCount: this.choiceCount };
+  }
+
+  /** A48: the calls in flight on the endpoint, once it has been READY. */
+  protected override describeEndpoint(
+    child: EndpointChild,
+  ): Readonly<Record<string, PolicyFact>> | undefined {
+    const counter = child.ownerData as CallCounter | undefined;
+    return counter === undefined ? undefined : { activeCalls: counter.active };
   }
 
   protected entryFor(child: EndpointChild, into: LeastRequestSlot[]): void {

@@ -58,6 +58,10 @@ const roundRobinPicker = (
  * connectivity management and state rules are the shared {@link EagerPetiole}'s.
  */
 export class RoundRobin extends EagerPetiole<object, RoundRobinEntry> {
+  protected get policyName(): string {
+    return ROUND_ROBIN;
+  }
+
   protected entryFor(child: EndpointChild, into: RoundRobinEntry[]): void {
     into[0] = roundRobinEntry(child.picker);
   }

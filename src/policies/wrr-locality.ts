@@ -1,6 +1,7 @@
 import {
   type Attributes,
   addressKey,
+  CONNECTING,
   ConfigError,
   ConfigReader,
   type ConnectivityState,
@@ -13,10 +14,12 @@ import {
   LOCALITY_WEIGHT,
   type LoadBalancer,
   MAX_UINT32,
+  OK_STATUS,
   type ParsedLbConfig,
   type Picker,
   type PolicyFactory,
   type PolicyLookup,
+  type PolicyNode,
   type Status,
   TRANSIENT_FAILURE,
   type Trace,
@@ -338,6 +341,20 @@ export class WrrLocality extends SingleChildPolicy implements LoadBalancer<WrrLo
     this.childPicker = picker;
     this.childReports++;
     if (this.noLocalities === null) this.helper.updateState(state, status, picker);
+  }
+
+  /** The live view: weighted_target below, with a target (and its weight) per locality. */
+  describe(): PolicyNode {
+    const child = this.child.describe(this.childState ?? CONNECTING, this.childStatus ?? OK_STATUS);
+    const own = this.noLocalities;
+    return {
+      policy: WRR_LOCALITY,
+      state: own !== null ? TRANSIENT_FAILURE : child.state,
+      ...(own !== null
+        ? { status: { code: own.code, details: own.details } }
+        : child.status !== undefined && { status: child.status }),
+      children: [{ name: WEIGHTED_TARGET, node: child }],
+    };
   }
 
   private fail(status: Status): void {

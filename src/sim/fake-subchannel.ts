@@ -226,6 +226,8 @@ export class SubchannelHandle implements Subchannel {
   private readonly healthWatchers = new Set<SubchannelHealthWatcher>();
   private readonly metricsWatches = new Set<Unwatch>();
   private released = false;
+  /** Complete picks `Simulation.pick` made that returned this handle (what `describe()` reports). */
+  picks = 0;
 
   constructor(readonly fake: FakeSubchannel) {}
 

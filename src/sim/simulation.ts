@@ -17,6 +17,7 @@ import {
   type ParsedLbConfig,
   type Picker,
   type PickResult,
+  type PolicyNode,
   queuePicker,
   type Registry,
   type Status,
@@ -294,9 +295,15 @@ export class Simulation {
     this.flush();
     if (result.type === 'complete') {
       const subchannel = result.subchannel as SubchannelHandle;
+      subchannel.picks++;
       return { type: 'complete', address: subchannel.key, subchannel };
     }
     return result;
+  }
+
+  /** The root policy's live picture (`LoadBalancer.describe`), or undefined without a root that offers one. */
+  describe(): PolicyNode | undefined {
+    return this.root?.describe?.();
   }
 
   /** Calls resetBackoff / exitIdle on the root, as a channel does. */

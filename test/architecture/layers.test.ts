@@ -26,6 +26,7 @@ const CONTROL_PLANE = 'src/control-plane';
 const CLI = 'src/cli';
 const RECORDER = 'src/recorder';
 const METRICS = 'src/metrics'; // the OpenTelemetry stats plugin (A79)
+const ADMIN = 'src/admin';
 const ROOT_ENTRY = 'src/index.ts';
 
 function layerOf(file: string): string | undefined {
@@ -78,6 +79,15 @@ const MAY_IMPORT: Record<string, readonly Allowed[] | typeof EVERYTHING> = {
   [METRICS]: [CORE],
   [CONTROL_PLANE]: [CORE, ...ALL_PROTOS, XDS_RESOURCES, XDS_CLIENT],
   [CLI]: EVERYTHING,
+  // The live view reads the adapter's channel registry (which loads no grpc-js), the shapes of the xDS client's
+  // dump and of the XdsConfig.
+  [ADMIN]: [
+    CORE,
+    PROTOS,
+    { layer: GRPC_JS, files: ['src/grpc-js/channel-registry.ts'] },
+    { layer: XDS_CLIENT, typeOnly: true },
+    { layer: XDS_ROOT, typeOnly: true },
+  ],
   [ROOT_ENTRY]: [CORE, HASH, POLICIES, METRICS],
 };
 

@@ -36,7 +36,7 @@ test('--version and -v print the version of package.json', () => {
 test('COMMAND --help (and help COMMAND) prints that command’s usage and options, not every command’s', () => {
   const own = {
     simulate: ['--cluster FILE', '--endpoints FILE', '--scenario FILE', '--html OUT.html'],
-    demo: ['--scenario NAME', '--duration SECONDS', '--fast', '--plain', 'round-robin'],
+    demo: ['--scenario NAME', '--duration SECONDS', '--fast', '--plain', '--admin-port PORT', 'round-robin'],
     'control-plane': ['--resources FILE', '--port N', '--print-bootstrap', '--bootstrap-file OUT'],
   } as const;
   for (const [command, options] of Object.entries(own)) {

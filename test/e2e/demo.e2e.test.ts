@@ -54,6 +54,9 @@ test('the demo plays every scenario on real backends (the compiled `lbtree demo 
     assert.doesNotMatch(r.stdout, /outcome not shown in time/);
   }
   const all = runs.map((r) => r.stdout).join('\n');
+  // Each run first says where its live view (lbtree/admin) is.
+  for (const r of runs)
+    assert.match(r.stdout, /^Live view of every channel .*: http:\/\/127\.0\.0\.1:\d+\/$/m);
   for (const name of played) assert.match(all, new RegExp(`^${name} — `, 'm'), name);
   assert.match(all, /first RPC after \d+ ms/);
   assert.match(all, /Cluster NACK \(Cluster "demo-cluster": ring_hash_lb_config\.minimum_ring_size/);

@@ -3,6 +3,8 @@ import {
   BACKEND_SERVICE_ARG,
   BACKEND_SERVICE_LABEL,
   type CancelTimer,
+  CONNECTING,
+  type ConnectivityState,
   childHelper,
   type Endpoint,
   endpointKey,
@@ -10,8 +12,10 @@ import {
   type LbUpdate,
   type LoadBalancer,
   type MetricLabels,
+  OK_STATUS,
   type PolicyFactory,
   type PolicyLookup,
+  type PolicyNode,
   type Status,
 } from '../../core/index.js';
 import { ChildPolicy } from '../shared/child-policy.js';
@@ -62,6 +66,9 @@ export class OutlierDetection
   private cancelTimer: CancelTimer | null = null;
   /** A89: the cluster cds names in the update's attributes, for A91's optional label. */
   private backendService: string | undefined;
+  /** What the child last reported (the live view). */
+  private childState: ConnectivityState = CONNECTING;
+  private childStatus: Status = OK_STATUS;
 
   constructor(
     private readonly helper: Helper,
@@ -89,12 +96,33 @@ export class OutlierDetection
           return s;
         },
         updateState: (state, status, picker) => {
+          this.childState = state;
+          this.childStatus = status;
           const counting = this.config !== null && countsCalls(this.config);
           helper.updateState(state, status, new OutlierDetectionPicker(picker, counting));
         },
       }),
       registry,
     );
+  }
+
+  /** The live view (A50): which endpoints are ejected now, and the child below. */
+  describe(): PolicyNode {
+    const ejected: string[] = [];
+    for (const [key, state] of this.byEndpoint) if (state.ejected) ejected.push(key);
+    const child = this.child.describe(this.childState, this.childStatus);
+    return {
+      policy: OUTLIER_DETECTION,
+      state: child.state,
+      ...(child.status !== undefined && { status: child.status }),
+      facts: {
+        endpoints: this.byEndpoint.size,
+        ejectedCount: this.ejectedCount,
+        ejected,
+        ...(this.config !== null && { maxEjectionPercent: this.config.maxEjectionPercent }),
+      },
+      children: [{ name: 'child', node: child }],
+    };
   }
 
   get endpoints(): Iterable<EndpointOutlierState> {

@@ -19,11 +19,13 @@ import {
   OK_STATUS,
   type Picker,
   type PolicyFactory,
+  type PolicyNode,
   queuePicker,
   READY,
   type Status,
   type Subchannel,
   type SubchannelHealthWatcher,
+  type SubchannelNode,
   SubchannelPicker,
   type SubchannelStateWatcher,
   TRANSIENT_FAILURE,
@@ -365,6 +367,24 @@ export abstract class PickFirstLeaf
     this.releaseSelected();
   }
 
+  /** The live view: the chosen connection, else the addresses being tried, with their states. */
+  describe(): PolicyNode {
+    const subchannels: SubchannelNode[] = [];
+    if (this.selected !== null) subchannels.push(subchannelNode(this.selected, this.selected.health));
+    const attempts = this.attempts;
+    for (let i = 0, n = attemptCount(attempts); i < n; i++) {
+      const a = attemptAt(attempts, i)!;
+      subchannels.push(subchannelNode(a.subchannel, a.state));
+    }
+    const error = this.reported === TRANSIENT_FAILURE ? this.lastError : null;
+    return {
+      policy: PICK_FIRST,
+      state: this.reported,
+      ...(error !== null && { status: { code: error.code, details: error.details } }),
+      subchannels,
+    };
+  }
+
   /** Empty list, or a resolver error before any list: drop everything and fail (A62, sticky). */
   /** A62's shuffle, weighted by the endpoints' weights (A113) unless GRPC_EXPERIMENTAL_PF_WEIGHTED_SHUFFLING=false. */
   private shuffled(endpoints: readonly Endpoint[]): Endpoint[] {
@@ -644,6 +664,11 @@ export abstract class PickFirstLeaf
     this.reported = state;
     this.helper.updateState(state, status, picker);
   }
+}
+
+function subchannelNode(subchannel: Subchannel, state: ConnectivityState): SubchannelNode {
+  const picks = subchannel.picks;
+  return picks === undefined ? { address: subchannel.key, state } : { address: subchannel.key, state, picks };
 }
 
 /** pick_first as a policy under its parent's helper. */

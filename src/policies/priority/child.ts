@@ -10,6 +10,7 @@ import {
   OK_STATUS,
   type Picker,
   type PolicyLookup,
+  type PolicyNode,
   queuePicker,
   READY,
   type Status,
@@ -66,6 +67,11 @@ export class PriorityChild extends SingleChildPolicy {
     this.retention = new RetentionTimer(parent.clock, () => owner.onRetentionExpired(this));
     // A56: the failover timer starts when the child is created.
     this.startFailoverTimer();
+  }
+
+  /** The live view of the child's policy, as this child last heard from it. */
+  describe(): PolicyNode {
+    return this.child.describe(this.state, this.status);
   }
 
   get failoverTimerPending(): boolean {

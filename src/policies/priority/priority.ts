@@ -1,5 +1,6 @@
 import {
   type ChannelArgs,
+  type ChildNode,
   CONNECTING,
   type ConnectivityState,
   type Endpoint,
@@ -15,6 +16,7 @@ import {
   type Picker,
   type PolicyFactory,
   type PolicyLookup,
+  type PolicyNode,
   READY,
   type Status,
   type StatusOr,
@@ -265,6 +267,38 @@ export class Priority implements LoadBalancer<PriorityConfig>, PriorityChildOwne
     const child = this.children.get(priorities[priority]!)!;
     this.current = child;
     this.report(child.state, child.status, child.picker);
+  }
+
+  /** The live view (A56): the priority in use, and every child with its priority and timers. */
+  describe(): PolicyNode {
+    const config = this.config;
+    const current = this.current;
+    const children: ChildNode[] = [];
+    for (const child of this.children.values()) {
+      const index = config?.priorityOf.get(child.name) ?? -1;
+      children.push({
+        name: child.name,
+        facts: {
+          ...(index >= 0 && { priority: index }),
+          inUse: child === current,
+          failoverTimerPending: child.failoverTimerPending,
+          deactivated: child.deactivated,
+        },
+        node: child.describe(),
+      });
+    }
+    const state = this.reportedState ?? CONNECTING;
+    const status = this.reportedStatus;
+    return {
+      policy: PRIORITY,
+      state,
+      ...(status !== null && status.code !== 0 && { status: { code: status.code, details: status.details } }),
+      facts: {
+        priorities: config?.priorities ?? [],
+        ...(current !== null && { priorityInUse: current.name }),
+      },
+      children,
+    };
   }
 
   /** Passes the chosen child's report up; an identical one (a choice that changed nothing) is not repeated. */

@@ -16,6 +16,7 @@ import {
   MAX_UINT32,
   OK_STATUS,
   type PolicyFactory,
+  type PolicyNode,
   READY,
   type Status,
   TRANSIENT_FAILURE,
@@ -350,6 +351,24 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
       // A child dropped by an update since is SHUTDOWN, and connect() ignores it.
       child.connect();
     }
+  }
+
+  /** The live view: the ring's size and each endpoint's share of it (A42), and every endpoint's pick_first. */
+  describe(): PolicyNode {
+    const state = this.reported ?? CONNECTING;
+    const ring = this.ring;
+    const failure = state === TRANSIENT_FAILURE ? this.lastFailure : null;
+    return {
+      policy: RING_HASH,
+      state,
+      ...(failure !== null && { status: { code: failure.code, details: failure.details } }),
+      facts: { ringSize: ring?.size ?? 0, minRingSize: this.minRingSize, maxRingSize: this.maxRingSize },
+      children: this.list.describeEndpoints((child) =>
+        ring !== null && child.slot >= 0
+          ? { ringEntries: ring.entriesPerEndpoint[child.slot] ?? 0 }
+          : undefined,
+      ),
+    };
   }
 
   private fail(status: Status): void {

@@ -1,6 +1,7 @@
 import {
   type ChannelArgs,
   type ConnectivityState,
+  describeChild,
   type Endpoint,
   ForwardingHelper,
   type Helper,
@@ -11,6 +12,7 @@ import {
   type Picker,
   type PolicyFactory,
   type PolicyLookup,
+  type PolicyNode,
   randomOf,
   type Status,
   type StatusOr,
@@ -159,6 +161,14 @@ export abstract class ChildPolicySlot extends HelperForwarder {
     return previous;
   }
 
+  /**
+   * The live instance's own description, or (for a policy that gives none) its name with the state and status
+   * the parent last recorded for it.
+   */
+  protected describePolicy(state: ConnectivityState, status: Status): PolicyNode {
+    return describeChild(this.policy, this.factory?.name ?? 'none', state, status);
+  }
+
   protected exitPolicyIdle(): void {
     this.policy?.exitIdle();
   }
@@ -218,6 +228,11 @@ export class ChildPolicy extends ChildPolicySlot {
   /** Whether `parsed` would start a new instance (none yet, or a different policy). */
   replacedBy(parsed: ParsedLbConfig): boolean {
     return this.policyReplacedBy(parsed);
+  }
+
+  /** See {@link ChildPolicySlot.describePolicy}. */
+  describe(state: ConnectivityState, status: Status): PolicyNode {
+    return this.describePolicy(state, status);
   }
 
   update(

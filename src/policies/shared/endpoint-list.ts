@@ -2,6 +2,7 @@ import {
   type Address,
   type Attributes,
   type ChannelArgs,
+  type ChildNode,
   type Clock,
   CONNECTING,
   type ConnectivityState,
@@ -13,6 +14,8 @@ import {
   NO_CHANNEL_ARGS,
   OK_STATUS,
   type Picker,
+  type PolicyFact,
+  type PolicyNode,
   queuePicker,
   READY,
   SHUTDOWN,
@@ -126,6 +129,17 @@ export class EndpointChild extends PickFirstLeaf implements Helper {
    */
   sameEndpoint(endpoint: Endpoint): void {
     this.endpoints = endpoint;
+  }
+
+  /** The live view: pick_first's own picture, with the state this endpoint last reported to its list. */
+  override describe(): PolicyNode {
+    const node = super.describe();
+    const status = this.status;
+    return {
+      ...node,
+      state: this.state,
+      ...(status.code !== 0 && { status: { code: status.code, details: status.details } }),
+    };
   }
 
   /** @internal EndpointList's. */
@@ -248,6 +262,22 @@ export abstract class EndpointList implements StateCounts {
   get children(): Iterable<EndpointChild> {
     const members = this.members;
     return members === null ? NO_CHILDREN : members instanceof Map ? members.values() : [members];
+  }
+
+  /** The live view of every endpoint, named by its key, with what `factsOf` says of it. */
+  describeEndpoints(
+    factsOf?: (child: EndpointChild) => Readonly<Record<string, PolicyFact>> | undefined,
+  ): ChildNode[] {
+    const nodes: ChildNode[] = [];
+    for (const child of this.children) {
+      const facts = factsOf?.(child);
+      nodes.push(
+        facts === undefined
+          ? { name: child.key, node: child.describe() }
+          : { name: child.key, facts, node: child.describe() },
+      );
+    }
+    return nodes;
   }
 
   /**

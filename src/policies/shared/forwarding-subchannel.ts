@@ -34,6 +34,10 @@ export class ForwardingSubchannel implements Subchannel {
   get health(): ConnectivityState {
     return this.inner.health;
   }
+  /** Picks return `inner`, which is where the channel counts them. */
+  get picks(): number | undefined {
+    return this.inner.picks;
+  }
   // The function forms go through this wrapper's object forms, so a subclass that changes what watchers hear
   // overrides only those.
   watchConnectivity(listener: StateListener): Unwatch {

@@ -10,6 +10,8 @@ import {
   type LoadBalancer,
   OK_STATUS,
   type Picker,
+  type PolicyFact,
+  type PolicyNode,
   queuePicker,
   READY,
   type Status,
@@ -64,6 +66,39 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   // The petiole is its endpoint list (one object per petiole: a locality per endpoint makes many).
   constructor(helper: Helper) {
     super(helper);
+  }
+
+  /** The policy's name in the live view. */
+  protected abstract get policyName(): string;
+
+  /** What the live view shows of the policy itself (weighted_round_robin: its settings). */
+  protected describeFacts(): Readonly<Record<string, PolicyFact>> | undefined {
+    return undefined;
+  }
+
+  /** What the live view shows of one endpoint beside its state (weighted_round_robin: its weight). */
+  protected describeEndpoint(_child: EndpointChild): Readonly<Record<string, PolicyFact>> | undefined {
+    return undefined;
+  }
+
+  /** The live view: the aggregate state (A61) and every endpoint's pick_first. */
+  describe(): PolicyNode {
+    const state = this.reported ?? CONNECTING;
+    const failed = this.lastFailed;
+    const status =
+      state !== TRANSIENT_FAILURE
+        ? undefined
+        : failed !== null && failed.state === TRANSIENT_FAILURE
+          ? failed.status
+          : undefined;
+    const facts = this.describeFacts();
+    return {
+      policy: this.policyName,
+      state,
+      ...(status !== undefined && { status: { code: status.code, details: status.details } }),
+      ...(facts !== undefined && { facts }),
+      children: this.describeEndpoints((child) => this.describeEndpoint(child)),
+    };
   }
 
   /** How many slots each READY child's entry takes (parallel fields a pick reads without a hop). */

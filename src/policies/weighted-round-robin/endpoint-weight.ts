@@ -45,6 +45,14 @@ export class EndpointWeight {
     this.nonEmptySince = Number.POSITIVE_INFINITY;
   }
 
+  /** {@link current} without resetting an expired run: what the live view shows. */
+  peek(now: number): number {
+    if (now - this.lastUpdated >= this.config.weightExpirationPeriodMs) return 0;
+    const blackout = this.config.blackoutPeriodMs;
+    if (blackout > 0 && now - this.nonEmptySince < blackout) return 0;
+    return this.weight;
+  }
+
   /** A58 `GetWeight`: 0 (unknown) when the reports are stale or still within the blackout period. */
   current(now: number): number {
     if (now - this.lastUpdated >= this.config.weightExpirationPeriodMs) {

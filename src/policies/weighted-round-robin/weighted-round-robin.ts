@@ -10,6 +10,7 @@ import {
   type MetricLabels,
   type MetricsRecorder,
   type Picker,
+  type PolicyFact,
   type PolicyFactory,
   randomOf,
   type Subchannel,
@@ -96,6 +97,24 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     if (periodChanged || this.cancelTick === null) this.startTicks();
   }
 
+  protected get policyName(): string {
+    return WEIGHTED_ROUND_ROBIN;
+  }
+
+  protected override describeFacts(): Readonly<Record<string, PolicyFact>> {
+    return {
+      weightUpdatePeriodMs: this.config.weightUpdatePeriodMs,
+      oobLoadReport: this.config.enableOobLoadReport,
+      schedulerBuilt: this.scheduler !== null,
+    };
+  }
+
+  /** A58: the endpoint's weight now (0 while unknown, blacked out or expired). */
+  protected override describeEndpoint(child: EndpointChild): Readonly<Record<string, PolicyFact>> {
+    const weight = this.weights.get(child);
+    return { weight: weight === undefined ? 0 : weight.peek(this.helper.clock.now()) };
+  }
+
   private weightOf(child: EndpointChild): EndpointWeight {
     let weight = this.weights.get(child);
     if (weight === undefined) {
@@ -166,7 +185,7 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     this.builtAt = now;
     this.pickCount.picks = 0;
     this.helper.trace(
-      () => `weighted_round_robin: scheduler rebuilt over ${n} endpoints: ${this.describe(weights)}`,
+      () => `weighted_round_robin: scheduler rebuilt over ${n} endpoints: ${this.describeWeights(weights)}`,
     );
   }
 
@@ -199,7 +218,7 @@ export class WeightedRoundRobin extends EagerPetiole<WeightedRoundRobinConfig, W
     recorder.addCounter(WRR_ENDPOINT_WEIGHT_STALE, stale, labels);
   }
 
-  private describe(weights: Float64Array): string {
+  private describeWeights(weights: Float64Array): string {
     const shown = Array.from(weights.subarray(0, 8), (w) => w.toFixed(2)).join(', ');
     return this.scheduler
       ? `weights [${shown}${weights.length > 8 ? ', …' : ''}]`

@@ -7,6 +7,7 @@ import {
   OK_STATUS,
   type Picker,
   type PolicyLookup,
+  type PolicyNode,
   queuePicker,
   type Status,
   type StatusOr,
@@ -100,6 +101,11 @@ export class WeightedTargetChild extends ChildPolicySlot {
 
   reactivate(): void {
     this.retention?.stop();
+  }
+
+  /** The live view of the target's policy, as this target last heard from it. */
+  describe(): PolicyNode {
+    return this.describePolicy(this.state, this.status);
   }
 
   exitIdle(): void {

@@ -1,4 +1,5 @@
 import {
+  type ChildNode,
   CONNECTING,
   type ConnectivityState,
   dealEndpoints,
@@ -14,6 +15,7 @@ import {
   type Picker,
   type PolicyFactory,
   type PolicyLookup,
+  type PolicyNode,
   queuePicker,
   READY,
   randomOf,
@@ -82,6 +84,31 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     readonly registry: PolicyLookup,
   ) {
     this.random = randomOf(helper);
+  }
+
+  /** The live view (A28): every target with its weight, the retained ones marked. */
+  describe(): PolicyNode {
+    const children: ChildNode[] = [];
+    for (const child of this.active) {
+      children.push({ name: child.name, facts: { weight: child.weight }, node: child.describe() });
+    }
+    if (this.retained !== null) {
+      for (const child of this.retained.values()) {
+        children.push({
+          name: child.name,
+          facts: { weight: child.weight, retained: true },
+          node: child.describe(),
+        });
+      }
+    }
+    const state = this.reported ?? CONNECTING;
+    const failed = state === TRANSIENT_FAILURE ? this.lastFailed : null;
+    return {
+      policy: WEIGHTED_TARGET,
+      state,
+      ...(failed !== null && { status: { code: failed.status.code, details: failed.status.details } }),
+      children,
+    };
   }
 
   update(update: LbUpdate<WeightedTargetConfig>): boolean {

@@ -5,23 +5,28 @@
 import {
   BACKEND_SERVICE_ARG,
   type ChannelArgs,
+  CONNECTING,
   Code,
   ConfigError,
   ConfigReader,
+  type ConnectivityState,
   childHelper,
   type DropPick,
   FailPicker,
   type Helper,
   type LbUpdate,
   type LoadBalancer,
+  OK_STATUS,
   ok,
   type ParsedLbConfig,
   type Picker,
   type PickResult,
   type PolicyFactory,
   type PolicyLookup,
+  type PolicyNode,
   type Status,
   status,
+  statusNode,
   TRANSIENT_FAILURE,
   unavailable,
 } from '../../core/index.js';
@@ -80,6 +85,10 @@ export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> 
   /** A29: the cluster's TLS config for the connections below, one object kept across updates. */
   private security: { held: ClusterTransportSecurity; from: ClusterTransportSecurityRegistry | null } | null =
     null;
+  /** What this policy last reported, and its cluster (the live view). */
+  private state: ConnectivityState = CONNECTING;
+  private status: Status = OK_STATUS;
+  private cluster = '';
 
   constructor(
     private readonly helper: Helper,
@@ -89,7 +98,7 @@ export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> 
     this.child = new ChildPolicy(
       childHelper(helper, {
         updateState: (state, s, picker) => {
-          if (!this.destroyed) helper.updateState(state, s, picker);
+          if (!this.destroyed) this.report(state, s, picker);
         },
       }),
       registry,
@@ -99,6 +108,7 @@ export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> 
   update(update: LbUpdate<CdsConfig>): boolean {
     if (this.destroyed) return false;
     const name = update.config.cluster;
+    this.cluster = name;
     const config = xdsClustersOf(update.attributes);
     if (config === undefined) {
       return this.fail(
@@ -113,7 +123,7 @@ export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> 
       // A74: a dynamic cluster's subscription may not have reached the config yet.
       if (update.config.isDynamic) return true;
       this.stopChild();
-      this.helper.updateState(
+      this.report(
         TRANSIENT_FAILURE,
         unavailable(`cluster ${name} is not in the xDS config`),
         new DropPicker(unavailable(`cluster ${name} is not in the xDS config`)),
@@ -187,8 +197,29 @@ export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> 
   /** Reports TRANSIENT_FAILURE with `s`; the child, if any, is dropped (its cluster is unusable). */
   private fail(s: Status): boolean {
     this.stopChild();
-    this.helper.updateState(TRANSIENT_FAILURE, s, new FailPicker(s));
+    this.report(TRANSIENT_FAILURE, s, new FailPicker(s));
     return false;
+  }
+
+  private report(state: ConnectivityState, s: Status, picker: Picker): void {
+    this.state = state;
+    this.status = s;
+    this.helper.updateState(state, s, picker);
+  }
+
+  /** The live view: the cluster, and the tree built for it (none while the cluster is unusable). */
+  describe(): PolicyNode {
+    return statusNode(
+      {
+        policy: CDS,
+        state: this.state,
+        facts: { cluster: this.cluster },
+        children: this.hasChild
+          ? [{ name: this.cluster, node: this.child.describe(this.state, this.status) }]
+          : [],
+      },
+      this.status,
+    );
   }
 
   private stopChild(): void {

@@ -8,6 +8,7 @@
 import {
   type CallEndDetails,
   type Clock,
+  CONNECTING,
   type CompletePick,
   ConfigError,
   ConfigReader,
@@ -16,12 +17,14 @@ import {
   type Helper,
   type LbUpdate,
   type LoadBalancer,
+  OK_STATUS,
   type ParsedLbConfig,
   type PickArgs,
   type Picker,
   type PickResult,
   type PolicyFactory,
   type PolicyLookup,
+  type PolicyNode,
   randomOf,
   type Status,
   unavailable,
@@ -243,6 +246,25 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
   protected override beforeChildDestroyed(): void {
     if (this.stats !== null) releaseClusterCallStats(this.stats);
     this.stats = null;
+  }
+
+  /** The live view: the cluster's drops (per million) and circuit breaking, and the child below. */
+  describe(): PolicyNode {
+    const last = this.last;
+    const stats = this.stats;
+    const drops: string[] = this.drops.map((d) => `${d.category}: ${d.perMillion} per million`);
+    const child = this.child.describe(last?.state ?? CONNECTING, last?.status ?? OK_STATUS);
+    return {
+      policy: XDS_CLUSTER_IMPL,
+      state: child.state,
+      ...(child.status !== undefined && { status: child.status }),
+      facts: {
+        ...(stats !== null && { cluster: stats.cluster, outstandingRequests: stats.outstanding }),
+        maxConcurrentRequests: this.maxRequests,
+        drops,
+      },
+      children: [{ name: 'child', node: child }],
+    };
   }
 
   private report(): void {

@@ -4,6 +4,7 @@
 
 import {
   type ChannelArgs,
+  type ChildNode,
   CONNECTING,
   Code,
   ConfigReader,
@@ -24,11 +25,13 @@ import {
   type PickResult,
   type PolicyFactory,
   type PolicyLookup,
+  type PolicyNode,
   queuePicker,
   READY,
   type Status,
   type StatusOr,
   status,
+  statusNode,
   TRANSIENT_FAILURE,
   unavailable,
 } from '../../core/index.js';
@@ -106,6 +109,10 @@ class ClusterChild extends SingleChildPolicy {
     }
     return this.child.update(config, endpoints, attributes, note);
   }
+
+  describe(): PolicyNode {
+    return this.child.describe(this.state, this.status);
+  }
 }
 
 /**
@@ -143,6 +150,9 @@ export class ClusterManagerLb implements LoadBalancer<ClusterManagerConfig> {
   private readonly children = new Map<string, ClusterChild>();
   private updating = false;
   private destroyed = false;
+  /** What this policy last reported (the live view). */
+  private state: ConnectivityState = CONNECTING;
+  private status: Status = OK_STATUS;
 
   constructor(
     private readonly helper: Helper,
@@ -196,6 +206,19 @@ export class ClusterManagerLb implements LoadBalancer<ClusterManagerConfig> {
     if (!this.updating && !this.destroyed) this.aggregate();
   }
 
+  /** The live view (A28): one child per cluster the routes name. */
+  describe(): PolicyNode {
+    const children: ChildNode[] = [];
+    for (const [name, child] of this.children) children.push({ name, node: child.describe() });
+    return statusNode({ policy: XDS_CLUSTER_MANAGER, state: this.state, children }, this.status);
+  }
+
+  private report(state: ConnectivityState, s: Status, picker: Picker): void {
+    this.state = state;
+    this.status = s;
+    this.helper.updateState(state, s, picker);
+  }
+
   private aggregate(): void {
     let ready = 0;
     let connecting = 0;
@@ -211,16 +234,16 @@ export class ClusterManagerLb implements LoadBalancer<ClusterManagerConfig> {
     }
     const picker = new ClusterManagerPicker(pickers);
     if (this.children.size === 0) {
-      this.helper.updateState(TRANSIENT_FAILURE, NO_CHILDREN, new FailPicker(NO_CHILDREN));
+      this.report(TRANSIENT_FAILURE, NO_CHILDREN, new FailPicker(NO_CHILDREN));
     } else if (ready > 0) {
-      this.helper.updateState(READY, OK_STATUS, picker);
+      this.report(READY, OK_STATUS, picker);
     } else if (connecting > 0) {
-      this.helper.updateState(CONNECTING, OK_STATUS, picker);
+      this.report(CONNECTING, OK_STATUS, picker);
     } else if (idle > 0) {
       // Picks still go to the chosen child (whose own IdlePicker wakes it); exitIdle wakes them all.
-      this.helper.updateState(IDLE, OK_STATUS, picker);
+      this.report(IDLE, OK_STATUS, picker);
     } else {
-      this.helper.updateState(TRANSIENT_FAILURE, failure ?? NO_CHILDREN, picker);
+      this.report(TRANSIENT_FAILURE, failure ?? NO_CHILDREN, picker);
     }
   }
 }

@@ -18,6 +18,7 @@ import {
   type Picker,
   type PolicyFactory,
   type PolicyLookup,
+  type PolicyNode,
   queuePicker,
   type Status,
   type SubchannelStateWatcher,
@@ -77,6 +78,18 @@ export class OverrideHostLb
       }),
       registry,
     );
+  }
+
+  /** The live view (A55): the addresses it tracks, the statuses it lets sessions override, and the child. */
+  describe(): PolicyNode {
+    const child = this.child.describe(this.childState, this.childStatus);
+    return {
+      policy: XDS_OVERRIDE_HOST,
+      state: child.state,
+      ...(child.status !== undefined && { status: child.status }),
+      facts: { addresses: this.entries.size, overridableStatuses: [...this.overridable] },
+      children: [{ name: 'child', node: child }],
+    };
   }
 
   update(update: LbUpdate<OverrideHostConfig>): boolean {
