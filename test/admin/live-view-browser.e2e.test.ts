@@ -38,12 +38,14 @@ describe('the live view in headless Chromium', { skip }, () => {
   test('the page draws the tree, then shows the stopped backend leave READY without a reload', async () => {
     const [a, b] = backends as [Backend, Backend];
     const target = `endpoints:p0=${a.address};p0=${b.address}`;
+    // The registry lists A66's canonical form of the target (scheme://authority/path).
+    const listed = `endpoints:///p0=${a.address};p0=${b.address}`;
     client = newClient(target, [
       { priority_experimental: { children: { p0: { config: [{ round_robin: {} }] } }, priorities: ['p0'] } },
     ]);
     for (let i = 0; i < 4; i++) await whoami(client, { deadlineMs: 10_000 });
-    const channel = liveChannels.list().find((c) => c.target === target);
-    assert.ok(channel, `the registry lists ${target}`);
+    const channel = liveChannels.list().find((c) => c.target === listed);
+    assert.ok(channel, `the registry lists ${listed}`);
 
     const page = await browser.newPage();
     const errors: string[] = [];
@@ -60,7 +62,7 @@ describe('the live view in headless Chromium', { skip }, () => {
     await row(b.address, 'READY').waitFor({ timeout: 15_000 });
     assert.match(
       (await page.textContent('#title')) ?? '',
-      new RegExp(`Channel ${channel.id}: endpoints:p0=`),
+      new RegExp(`Channel ${channel.id}: endpoints:///p0=`),
     );
     assert.match((await page.textContent('#metrics')) ?? '', /lbtree's own counters/);
     assert.match((await page.textContent('#xds')) ?? '', /no xDS client/);

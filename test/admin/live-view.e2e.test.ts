@@ -56,14 +56,16 @@ describe('the live view of a real grpc-js channel', () => {
   test('listed with its target; its tree shows both backends READY with their picks; a stopped backend leaves READY; a closed channel leaves the list', async () => {
     const [a, b] = backends as [Backend, Backend];
     const target = `endpoints:p0=${a.address};p0=${b.address}`;
+    // The registry lists A66's canonical form of the target (scheme://authority/path).
+    const listed = `endpoints:///p0=${a.address};p0=${b.address}`;
     const client = newClient(target, PRIORITY_OVER_ROUND_ROBIN);
     let id = '';
     try {
       for (let i = 0; i < 20; i++) await whoami(client, { deadlineMs: 10_000 });
-      const registered = liveChannels.list().find((c) => c.target === target);
+      const registered = liveChannels.list().find((c) => c.target === listed);
       assert.ok(
         registered,
-        `the registry lists ${target}: ${JSON.stringify(liveChannels.list().map((c) => c.target))}`,
+        `the registry lists ${listed}: ${JSON.stringify(liveChannels.list().map((c) => c.target))}`,
       );
       id = registered.id;
 
@@ -74,7 +76,7 @@ describe('the live view of a real grpc-js channel', () => {
         list.body.channels.find((c) => c.id === registered.id),
         {
           id: registered.id,
-          target,
+          target: listed,
           createdAt: new Date(registered.createdAt).toISOString(),
           policy: 'priority_experimental',
           state: 'READY',
@@ -103,7 +105,7 @@ describe('the live view of a real grpc-js channel', () => {
     }
     await until(
       'the closed channel to leave the registry',
-      () => !liveChannels.list().some((c) => c.target === target),
+      () => !liveChannels.list().some((c) => c.target === listed),
     );
     const gone = await json<{ error: string }>(`${admin.url}channels/${id}.json`);
     assert.equal(gone.status, 404);
