@@ -33,6 +33,7 @@ const CHANNEL_ID = /^[0-9]+$/;
  *   GET /                      the channel list (HTML)          GET /channels.json          the list as JSON
  *   GET /channels/:id          a channel's page (HTML)          GET /channels/:id.json      its snapshot as JSON
  *   GET /events                the list, server-sent events     GET /channels/:id/events    its snapshots, server-sent events
+ *   GET /channels/:id/recording.lbrec   its flight recording (404 when the channel does not record)
  *   GET /static/:file          the page's own script and style (nothing else is ever read or served)
  * An unknown channel is a 404 naming the id and the live ones; anything else is a 404 or a 405.
  */
@@ -88,12 +89,13 @@ export function createAdminHandler(options: AdminHandlerOptions = {}): AdminHand
         const asset = STATIC_ASSETS.get(path.slice('/static/'.length));
         return asset === undefined ? notFound(response, path) : send(response, 200, asset.type, asset.body);
       }
-      const match = /^\/channels\/([^/]+?)(\.json|\/events)?$/.exec(path);
+      const match = /^\/channels\/([^/]+?)(\.json|\/events|\/recording\.lbrec)?$/.exec(path);
       if (match === null) return notFound(response, path);
       const [, id, suffix] = match;
       const channel = CHANNEL_ID.test(id!) ? registry.get(id!) : undefined;
       if (channel === undefined) return unknownChannel(response, id!, registry, suffix === undefined);
       if (suffix === '.json') return sendJson(response, 200, snapshot(channel));
+      if (suffix === '/recording.lbrec') return sendRecording(response, id!, channel);
       if (suffix === '/events') {
         return stream(request, response, updateMs, () =>
           registry.get(id!) === channel ? snapshot(channel) : null,
@@ -105,6 +107,21 @@ export function createAdminHandler(options: AdminHandlerOptions = {}): AdminHand
       else response.destroy();
     }
   };
+}
+
+/** The channel's flight recording as a download, or a 404 saying how to turn the recorder on. */
+function sendRecording(response: ServerResponse, id: string, channel: RegisteredChannel): void {
+  const file = channel.exportRecording?.();
+  if (file === undefined) {
+    return send(
+      response,
+      404,
+      'text/plain; charset=utf-8',
+      `lbtree admin: channel ${id} does not record (give it the lbtree.flight_recorder channel option, or register({ recorder: true }))\n`,
+    );
+  }
+  response.setHeader('content-disposition', `attachment; filename="channel-${id}.lbrec"`);
+  send(response, 200, 'application/x-ndjson; charset=utf-8', file);
 }
 
 /** A policy's describe() that throws shows as no tree rather than failing the page (or the channel). */

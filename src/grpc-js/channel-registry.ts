@@ -26,6 +26,8 @@ export interface RegisteredChannel {
   xdsDump(): XdsClientDump | undefined;
   /** The XdsConfig (A74) of the channel's latest resolution, or undefined for a channel without xDS. */
   xdsConfig(): XdsConfig | undefined;
+  /** The channel's flight recording as a file (docs/recording-format.md), or undefined when it does not record. */
+  exportRecording?(): string | undefined;
 }
 
 export interface ChannelRegistryListener {

@@ -244,6 +244,10 @@ export function grpcPolicyClasses(
       return describeChild(this.policy, factory.name, this.helper.lastState, this.helper.lastStatus);
     }
 
+    exportRecording(): string | undefined {
+      return this.recorder?.recorder.export();
+    }
+
     xdsDump(): XdsClientDump | undefined {
       return this.xdsDumpSource?.();
     }

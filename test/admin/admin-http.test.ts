@@ -11,6 +11,7 @@ import {
   startAdminServer,
 } from '../../src/admin/index.js';
 import { ChannelRegistry, type RegisteredChannel } from '../../src/grpc-js/channel-registry.js';
+import { FlightRecorder, readRecording } from '../../src/recorder/index.js';
 import { Simulation } from '../../src/sim/index.js';
 import type { XdsClientDump } from '../../src/xds/client/dump.js';
 import type { XdsConfig } from '../../src/xds/xds-config.js';
@@ -202,6 +203,36 @@ describe('lbtree/admin HTTP', () => {
     assert.equal(stateOf(seen[0]), 'READY');
     assert.equal((seen.at(-1) as ChannelSnapshot).tree?.state, 'IDLE');
     registry.remove(channel);
+  });
+
+  test('a recording channel’s flight recording downloads as a file readRecording reads; a channel that does not record is a 404 saying how to record', async () => {
+    const recorder = new FlightRecorder({ label: 'admin-test' });
+    recorder.subchannelState('10.0.0.1:80', 'READY');
+    const recording = {
+      ...simulatedChannel(registry, rr, 'endpoints:10.0.0.1:80'),
+      exportRecording: () => recorder.export(),
+    };
+    registry.remove(registry.get(recording.id)!);
+    registry.add(recording);
+    const reply = await get(server.port, `/channels/${recording.id}/recording.lbrec`);
+    assert.equal(reply.status, 200);
+    assert.equal(
+      reply.headers['content-disposition'],
+      `attachment; filename="channel-${recording.id}.lbrec"`,
+    );
+    const read = readRecording(reply.body);
+    assert.equal(read.header.label, 'admin-test');
+    assert.ok(
+      read.events.some((e) => e.type === 'subchannel' && e.address === '10.0.0.1:80' && e.state === 'READY'),
+    );
+    registry.remove(recording);
+
+    const silent = await get(server.port, `/channels/${rrChannel.id}/recording.lbrec`);
+    assert.equal(silent.status, 404);
+    assert.match(
+      silent.body,
+      new RegExp(`channel ${rrChannel.id} does not record .*lbtree\\.flight_recorder`),
+    );
   });
 
   test('the list streams too, and a channel closed while watched ends its stream with a gone event', async () => {

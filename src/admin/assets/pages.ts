@@ -24,7 +24,7 @@ export function channelPage(id: string): string {
     'channel',
     id,
     '../static/',
-    `<p><a href="../">All channels</a> · <a href="${id}.json">JSON</a></p><h1 id="title">Channel ${id}</h1>` +
+    `<p><a href="../">All channels</a> · <a href="${id}.json">JSON</a> · <a href="${id}/recording.lbrec">Flight recording</a></p><h1 id="title">Channel ${id}</h1>` +
       '<p id="summary"></p><div class="layout"><section id="tree"><p class="empty">Loading…</p></section>' +
       '<div><section id="xds"></section><section id="metrics"></section></div></div>',
   );
