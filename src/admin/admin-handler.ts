@@ -113,12 +113,13 @@ export function createAdminHandler(options: AdminHandlerOptions = {}): AdminHand
 function sendRecording(response: ServerResponse, id: string, channel: RegisteredChannel): void {
   const file = channel.exportRecording?.();
   if (file === undefined) {
-    return send(
+    send(
       response,
       404,
       'text/plain; charset=utf-8',
       `lbtree admin: channel ${id} does not record (give it the lbtree.flight_recorder channel option, or register({ recorder: true }))\n`,
     );
+    return;
   }
   response.setHeader('content-disposition', `attachment; filename="channel-${id}.lbrec"`);
   send(response, 200, 'application/x-ndjson; charset=utf-8', file);
