@@ -330,11 +330,14 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
     reporting: XdsLoadReporting | undefined,
   ): void {
     const current = this.load;
+    // ClusterStats.cluster_service_name is the Cluster's eds_service_name as configured, empty when unset (what
+    // gRPC C-core, grpc-go and grpc-js-xds report); the EDS resource name then defaults to the cluster name.
+    const serviceName = limits.edsServiceName === clusterName ? '' : limits.edsServiceName;
     const sameStore =
       current !== null &&
       current.reporting === reporting &&
       current.counting.store.cluster === clusterName &&
-      current.counting.store.edsServiceName === limits.edsServiceName;
+      current.counting.store.edsServiceName === serviceName;
     if (sameStore && this.propagation === limits.backendMetricPropagation) return;
     // The hooked results hold the old counters: build them again.
     this.hooked = new WeakMap();
@@ -349,7 +352,7 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
         ? null
         : {
             reporting,
-            counting: this.counting(reporting.acquireClusterLoad(clusterName, limits.edsServiceName)),
+            counting: this.counting(reporting.acquireClusterLoad(clusterName, serviceName)),
           };
   }
 
