@@ -26,6 +26,7 @@ export {
   DEFAULT_LOAD_REPORTING_INTERVAL_MS,
   type LoadReportingRequest,
   type LocalityLoadTotals,
+  loadStatsResponse,
   localityName,
   type ReceivedClusterLoad,
   type ReceivedLoadReport,
