@@ -43,6 +43,7 @@ import {
 } from '../load-store.js';
 import { XDS_CLUSTER_IMPL } from '../policy-names.js';
 import {
+  backendMetricPropagationKey,
   NO_BACKEND_METRIC_PROPAGATION,
   type XdsBackendMetricPropagation,
 } from '../resources/backend-metric-propagation.js';
@@ -232,6 +233,8 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
   /** The cluster's load store while it has lrs_server and the resolver offers load reporting. */
   private load: { reporting: XdsLoadReporting; counting: LoadCounting } | null = null;
   private propagation: XdsBackendMetricPropagation = NO_BACKEND_METRIC_PROPAGATION;
+  /** A new CDS version parses a new propagation object: compared by content, so an equal one changes nothing. */
+  private propagationKey = '';
   private stats: ClusterCallStats | null = null;
   private drops: readonly PreparedDrop[] = [];
   private maxRequests = DEFAULT_MAX_CONCURRENT_REQUESTS;
@@ -330,6 +333,7 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
     reporting: XdsLoadReporting | undefined,
   ): void {
     const current = this.load;
+    if (current === null && reporting === undefined) return;
     // ClusterStats.cluster_service_name is the Cluster's eds_service_name as configured, empty when unset (what
     // gRPC C-core, grpc-go and grpc-js-xds report); the EDS resource name then defaults to the cluster name.
     const serviceName = limits.edsServiceName === clusterName ? '' : limits.edsServiceName;
@@ -338,10 +342,12 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
       current.reporting === reporting &&
       current.counting.store.cluster === clusterName &&
       current.counting.store.edsServiceName === serviceName;
-    if (sameStore && this.propagation === limits.backendMetricPropagation) return;
+    const propagationKey = backendMetricPropagationKey(limits.backendMetricPropagation);
+    if (sameStore && this.propagationKey === propagationKey) return;
     // The hooked results hold the old counters: build them again.
     this.hooked = new WeakMap();
     this.propagation = limits.backendMetricPropagation;
+    this.propagationKey = propagationKey;
     if (sameStore) {
       this.load = { reporting: current.reporting, counting: this.counting(current.counting.store) };
       return;

@@ -43,10 +43,13 @@ function channel(cluster: Partial<XdsCluster>, drops: XdsEndpointResource['drops
     },
   };
   const eds = endpointResource('c', [[locality('a', 1, [A]), locality('b', 1, [B])]], drops);
-  const config = xdsConfig({ c: edsEntry(xdsCluster('c', { lrsLoadReporting: true, ...cluster }), eds) });
-  assert.ok(sim.update([], cds('c'), { ...withXdsConfig(config), [XDS_LOAD_REPORTING_ARG]: reporting }));
+  const update = (fields: Partial<XdsCluster>) => {
+    const config = xdsConfig({ c: edsEntry(xdsCluster('c', { lrsLoadReporting: true, ...fields }), eds) });
+    assert.ok(sim.update([], cds('c'), { ...withXdsConfig(config), [XDS_LOAD_REPORTING_ARG]: reporting }));
+  };
+  update(cluster);
   sim.advance(1);
-  return { sim, store, held: () => acquired };
+  return { sim, store, held: () => acquired, update };
 }
 
 function pick(sim: Simulation): PickResult {
@@ -160,6 +163,27 @@ describe('xds_cluster_impl counts load per locality (A27 LRS, A64 / A85)', () =>
     assert.equal(
       snapshot?.localities.reduce((sum, l) => sum + l.inProgress, 0),
       1,
+    );
+  });
+
+  test('a new CDS version with equal lrs_report_endpoint_metrics keeps the hooked picks; a changed one rebuilds them', () => {
+    const { sim, store, update } = channel({
+      backendMetricPropagation: parseBackendMetricPropagation(['named_metrics.*']),
+    });
+    const results = () => new Set(Array.from({ length: 6 }, () => pick(sim)));
+    const before = results();
+    update({ backendMetricPropagation: parseBackendMetricPropagation(['named_metrics.*']) });
+    assert.deepEqual(results(), before, 'the same hooked results: nothing rebuilt');
+    update({ backendMetricPropagation: parseBackendMetricPropagation(['cpu_utilization']) });
+    const after = results();
+    assert.equal([...after].filter((r) => before.has(r)).length, 0, 'new hooks, with the new counters');
+    const call = pick(sim) as CompletePick;
+    call.onCallStarted?.();
+    call.onCallEnded?.(OK_STATUS, { backendMetrics: completeBackendMetricReport({ cpuUtilization: 0.25 }) });
+    const [snapshot] = store.take(undefined);
+    assert.deepEqual(
+      snapshot?.localities.map((l) => [l.issued, l.cpuUtilization]),
+      [[1, { requests: 1, total: 0.25 }]],
     );
   });
 
