@@ -12,7 +12,8 @@ import {
   propagatesBackendMetrics,
   type XdsBackendMetricPropagation,
 } from './resources/backend-metric-propagation.js';
-import { localityKey, type XdsLocalityName } from './resources/cluster-load-assignment.js';
+// Types only: the resolver imports this file when grpc-js registers it, before any xds: channel loads the protos.
+import type { XdsLocalityName } from './resources/cluster-load-assignment.js';
 
 /** A metric summed over the calls whose report carried it (LRS `num_requests_finished_with_metric`, `total_metric_value`). */
 export interface MetricSum {
@@ -193,7 +194,7 @@ export class ClusterLoadStore {
 
   /** The counter of `locality` under `propagation` (created on first use, kept while the store lives). */
   locality(locality: XdsLocalityName, propagation: XdsBackendMetricPropagation): LocalityLoadCounter {
-    const key = `${localityKey(locality)}\n${backendMetricPropagationKey(propagation)}`;
+    const key = `${localityIdentity(locality)}\n${backendMetricPropagationKey(propagation)}`;
     let counter = this.localities.get(key);
     if (counter === undefined) {
       counter = new LocalityLoadCounter(locality, propagation);
@@ -208,7 +209,7 @@ export class ClusterLoadStore {
     for (const counter of this.localities.values()) {
       if (counter.idle) continue;
       const snapshot = counter.take();
-      const key = localityKey(counter.locality);
+      const key = localityIdentity(counter.locality);
       const earlier = merged.get(key);
       merged.set(key, earlier === undefined ? snapshot : mergeLocality(earlier, snapshot));
     }
@@ -227,6 +228,11 @@ export class ClusterLoadStore {
       intervalMs,
     };
   }
+}
+
+/** One key per locality (a region may, in theory, contain any character). */
+function localityIdentity(l: XdsLocalityName): string {
+  return JSON.stringify([l.region, l.zone, l.subZone]);
 }
 
 function mergeSum(a: MetricSum | undefined, b: MetricSum | undefined): MetricSum | undefined {
