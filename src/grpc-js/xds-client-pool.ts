@@ -1,6 +1,7 @@
 import { loadBootstrap, type XdsBootstrap } from '../xds/client/bootstrap.js';
 import { XdsClient } from '../xds/client/xds-client.js';
 import { LrsClient } from '../xds/lrs/lrs-client.js';
+import { clusterResourceType } from '../xds/resources/index.js';
 import { resolveXdsOptions, type XdsOptions } from '../xds/resources/xds-options.js';
 import { ClusterTransportSecurityRegistry } from '../xds/transport-security.js';
 import { CertificateProviderStore } from './certificate-provider.js';
@@ -64,6 +65,8 @@ export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions, sco
         bootstrap: parsed,
         transport: grpcXdsTransportFactory,
         trace: xdsClientTrace(),
+        // A47: a cluster's LRS `self` is the server that sent it.
+        serverOfCluster: (name) => client.serverOf(clusterResourceType, name),
       }),
       leases: 0,
     };

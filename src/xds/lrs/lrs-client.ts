@@ -1,7 +1,7 @@
 // The load reporting client of one bootstrap (A27 "LRS"): one LRS stream per server that some cluster reports
 // to, shared by every channel of the xDS client (the resolver hands it to the tree as XdsLoadReporting).
-// A cluster's lrs_server is `self`, "the server that sent the cluster": with one ADS server per client that is
-// the bootstrap's first xds_servers entry; acquireClusterLoad takes another server config where there are several.
+// A cluster's lrs_server is `self`, "the server that sent the cluster" (A47): the xDS client knows which server
+// that was (serverOfCluster); the bootstrap's first xds_servers entry when it does not.
 
 import { type Clock, realClock } from '../../core/clock.js';
 import type { BackoffOptions } from '../../core/index.js';
@@ -19,6 +19,8 @@ export interface LrsClientOptions {
   readonly clock?: Clock;
   readonly trace?: Trace;
   readonly backoff?: BackoffOptions;
+  /** The server a cluster came from (the xDS client's cache knows it; A47 authorities, A71 fallback). */
+  readonly serverOfCluster?: (cluster: string) => XdsServerConfig | undefined;
 }
 
 export class LrsClient implements XdsLoadReporting {
@@ -38,7 +40,7 @@ export class LrsClient implements XdsLoadReporting {
   acquireClusterLoad(
     cluster: string,
     edsServiceName: string,
-    server: XdsServerConfig = this.defaultServer,
+    server: XdsServerConfig = this.options.serverOfCluster?.(cluster) ?? this.defaultServer,
   ): ClusterLoadStore {
     const stream = this.streamTo(server);
     const store = stream.acquire(cluster, edsServiceName);

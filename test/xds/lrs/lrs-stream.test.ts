@@ -49,6 +49,27 @@ describe('LRS stream (A27 "LRS")', () => {
     assert.equal(server.calls.length, 1, 'one stream per server, shared by the clusters');
   });
 
+  test('A47: each cluster reports to the server that sent it (one stream per server); the first xds_servers entry when unknown', () => {
+    const clock = new VirtualClock();
+    const server = new FakeLrsServer();
+    const other = { ...BOOTSTRAP.xdsServers[0]!, serverUri: 'other.example:443' };
+    const client = new LrsClient({
+      bootstrap: BOOTSTRAP,
+      transport: server.factory,
+      clock,
+      serverOfCluster: (name) =>
+        name === 'xdstp://other/envoy.config.cluster.v3.Cluster/c' ? other : undefined,
+    });
+    client.acquireClusterLoad('c1', '');
+    client.acquireClusterLoad('xdstp://other/envoy.config.cluster.v3.Cluster/c', '');
+    assert.deepEqual(
+      server.servers.map((s) => s.serverUri),
+      ['cp.example:443', 'other.example:443'],
+    );
+    assert.equal(server.calls.length, 2);
+    assert.equal(client.stream(other)?.state, 'connecting');
+  });
+
   test('a report goes out at the interval, not a millisecond before, with the interval measured on the clock', () => {
     const { clock, server, client } = setUp();
     const store = client.acquireClusterLoad('c1', 'eds1');
