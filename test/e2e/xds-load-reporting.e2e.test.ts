@@ -213,10 +213,17 @@ describe('LRS load reports of lbtree and @grpc/grpc-js-xds to lbtree control-pla
     const b1 = scenarios.backend('b1');
     a1.hold();
     b1.hold();
-    const held = Array.from({ length: 6 }, () =>
-      whoami(client, { waitForReady: true, deadlineMs: 20_000 }).catch(() => 'failed or dropped'),
+    // Each call is held by its backend or dropped (20 %): wait until every one of the 10 is one or the other.
+    let finished = 0;
+    const held = Array.from({ length: 10 }, () =>
+      whoami(client, { waitForReady: true, deadlineMs: 20_000 })
+        .catch(() => 'failed or dropped')
+        .finally(() => finished++),
     );
-    await until('the calls to reach the backends', () => a1.waiting + b1.waiting >= 3);
+    await until(
+      'every call to be held by a backend or dropped',
+      () => a1.waiting + b1.waiting + finished === 10,
+    );
     const running = () => a1.waiting + b1.waiting;
     const inProgress = (reports: readonly ReceivedLoadReport[]) => {
       const last = reports.filter((r) => r.nodeId === LBTREE_NODE).at(-1);
