@@ -46,15 +46,17 @@ if (side === 'grpc-js-floor') {
   registerFloor();
   pushAddresses(floor.backends);
   target = `${FLOOR_SCHEME}:///bench`;
-} else if (side === 'lbtree') {
+} else if (side === 'lbtree' || side === 'lbtree-no-lrs') {
   const { register } = await import('lbtree/grpc-js');
   register({ xds: { bootstrap } });
+  // BENCH_XDS_LRS=1: the same channel on the twin service whose cluster has no lrs_server.
+  if (side === 'lbtree-no-lrs') target = 'xds:///bench-no-lrs';
 } else if (side === 'grpc-js-xds') {
   process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify(bootstrap);
   const { register } = await import('@grpc/grpc-js-xds');
   register();
 } else {
-  throw new Error(`side must be lbtree, grpc-js-xds or grpc-js-floor, got ${side}`);
+  throw new Error(`side must be lbtree, lbtree-no-lrs, grpc-js-xds or grpc-js-floor, got ${side}`);
 }
 
 // tsx turns source maps on; every refused connection's error would pay for a mapped stack trace (on both

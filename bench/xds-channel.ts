@@ -42,6 +42,9 @@
  * Knobs: BENCH_XDS_SIZES, BENCH_XDS_REPEATS, BENCH_XDS_RPCS, BENCH_XDS_QPS_ROUNDS, BENCH_XDS_CAP_MS;
  * BENCH_XDS_FAULT_FILTER=1 (the listener carries istiod's empty A33 HTTPFault filter before the router);
  * BENCH_XDS_RETRY_POLICY=1 (the virtual host carries an A44 retry policy);
+ * BENCH_XDS_LRS=1 (A27 load reporting: the cluster has lrs_server self and the control plane asks for every
+ * cluster's load each second; the QPS rounds add lbtree on a twin service without lrs_server, and a table of
+ * lbtree with LRS on / off);
  * BENCH_XDS_SIDES=lbtree (some of lbtree, grpc-js-xds, grpc-js-floor: raw figures), BENCH_XDS_PROFILE_DIR (a CPU
  * profile of each QPS round and push window), BENCH_XDS_HEAP_SNAPSHOT_DIR (heap snapshots where the heap is
  * measured, before and after: diff them), BENCH_XDS_NODE_FLAGS.
@@ -65,12 +68,15 @@ import { median, printRow, printTableHeader } from './report.js';
 import { bigLocalities } from './xds-channel-assignment.js';
 import type { ClientAnswer, ClientCommand, FloorAddresses } from './xds-channel-client.js';
 
-type Side = 'lbtree' | 'grpc-js-xds' | 'grpc-js-floor';
+type Side = 'lbtree' | 'grpc-js-xds' | 'grpc-js-floor' | 'lbtree-no-lrs';
 /** Only these sides (comma-separated), e.g. while profiling one of them: then the raw figures are printed. */
 const ONLY = process.env.BENCH_XDS_SIDES?.split(',');
 const only = (sides: readonly Side[]) => sides.filter((s) => !ONLY || ONLY.includes(s));
-/** The two xDS channels compared (QPS, and the push figures). */
-const SIDES = only(['lbtree', 'grpc-js-xds']);
+/** BENCH_XDS_LRS=1: the cluster reports load (lrs_server self), every second. */
+const LRS = process.env.BENCH_XDS_LRS === '1';
+const LRS_INTERVAL_MS = 1_000;
+/** The two xDS channels compared (QPS, and the push figures); with LRS, lbtree on the twin without it too. */
+const SIDES = only(LRS ? ['lbtree', 'lbtree-no-lrs', 'grpc-js-xds'] : ['lbtree', 'grpc-js-xds']);
 /** The push figures also run the grpc-js floor (see bench/xds-channel-floor.ts). */
 const PUSH_SIDES = only(['grpc-js-floor', 'lbtree', 'grpc-js-xds']);
 
@@ -106,17 +112,34 @@ function withFaultFilter(resource: ResourceJson): ResourceJson {
   return resource;
 }
 
-function service(localities: LocalitySpec[]) {
+function service(localities: LocalitySpec[], name = 'bench', lrs = LRS) {
   const resources = xdsService({
-    name: 'bench',
-    clusters: [{ name: CLUSTER, lbPolicy: 'ROUND_ROBIN', localities }],
+    name,
+    clusters: [
+      {
+        name: name === 'bench' ? CLUSTER : `${name}-cluster`,
+        lbPolicy: 'ROUND_ROBIN',
+        localities,
+        ...(lrs && { fields: { lrsServer: { self: {} } } }),
+      },
+    ],
   });
   const faulted = FAULT_FILTER ? resources.map(withFaultFilter) : resources;
   return RETRY_POLICY ? faulted.map(withRetryPolicy) : faulted;
 }
 
+/** With LRS, the twin service `bench-no-lrs` (same backends, no lrs_server) that the lbtree-no-lrs side dials. */
+function noLrsTwin(backends: readonly Backend[]) {
+  return LRS
+    ? service([{ zone: 'zone-0', endpoints: backends.map((b) => b.address) }], 'bench-no-lrs', false)
+    : [];
+}
+
 function baseline(backends: readonly Backend[]) {
-  return service([{ zone: 'zone-0', endpoints: backends.map((b) => b.address) }]);
+  return [
+    ...service([{ zone: 'zone-0', endpoints: backends.map((b) => b.address) }]),
+    ...noLrsTwin(backends),
+  ];
 }
 
 /** N endpoints in LOCALITIES localities: the backends first in zone-0, the marker last in the last one. */
@@ -126,7 +149,10 @@ function bigAssignment(n: number, backends: readonly Backend[], marker: Backend)
     backends.map((b) => b.address),
     marker.address,
   );
-  return service(localities.map((endpoints, z) => ({ zone: `zone-${z}`, endpoints })));
+  return [
+    ...service(localities.map((endpoints, z) => ({ zone: `zone-${z}`, endpoints }))),
+    ...noLrsTwin(backends),
+  ];
 }
 
 /** A channel in its own process, connected and warmed up on the baseline. */
@@ -280,12 +306,47 @@ function printAboveFloor(metric: string, floor: number, ours: number, theirs: nu
   );
 }
 
+/** BENCH_XDS_LRS=1: lbtree with load reporting on against lbtree with it off, beside grpc-js-xds with it on. */
+function printLrsTable(qps: Record<Side, number[]>, cpu: Record<Side, number[]>, load: string[]): void {
+  printTableHeader(
+    `LRS load reporting on (every ${LRS_INTERVAL_MS / 1000} s) vs off, same run (load average at start ${load.join(' ')}; goal: within 2 %)`,
+    'lbtree, LRS off',
+  );
+  printRow(
+    `unary QPS, LRS on (median of ${QPS_ROUNDS}; higher is better)`,
+    median(qps.lbtree),
+    median(qps['lbtree-no-lrs']),
+    'RPC/s',
+  );
+  printRow(
+    `channel process CPU per RPC, LRS on (median; lower is better)`,
+    median(cpu.lbtree),
+    median(cpu['lbtree-no-lrs']),
+    'µs',
+  );
+  printRow(
+    `grpc-js-xds with LRS on: unary QPS (lbtree column: lbtree LRS on)`,
+    median(qps.lbtree),
+    median(qps['grpc-js-xds']),
+    'RPC/s',
+  );
+  printRow(
+    `grpc-js-xds with LRS on: CPU per RPC (lbtree column: lbtree LRS on)`,
+    median(cpu.lbtree),
+    median(cpu['grpc-js-xds']),
+    'µs',
+  );
+}
+
 export async function runXdsChannelBench(): Promise<void> {
   const load = loadavg().map((x) => x.toFixed(2));
   const servers = await startBackends(['b1', 'b2', 'b3', 'marker']);
   const backends = servers.slice(0, 3);
   const marker = servers[3]!;
-  const plane = new ControlPlane({ resources: baseline(backends) });
+  const plane = new ControlPlane({
+    resources: baseline(backends),
+    loadReporting: { clusters: 'all', intervalMs: LRS_INTERVAL_MS },
+  });
   await plane.listen('127.0.0.1:0');
   try {
     // Unary QPS: both channels up at once, rounds alternating.
@@ -294,8 +355,18 @@ export async function runXdsChannelBench(): Promise<void> {
         ChannelProcess.start(side, plane, `xds-channel-qps-${side}`, floorAddresses(backends, marker)),
       ),
     );
-    const qps: Record<Side, number[]> = { lbtree: [], 'grpc-js-xds': [], 'grpc-js-floor': [] };
-    const cpu: Record<Side, number[]> = { lbtree: [], 'grpc-js-xds': [], 'grpc-js-floor': [] };
+    const qps: Record<Side, number[]> = {
+      lbtree: [],
+      'grpc-js-xds': [],
+      'grpc-js-floor': [],
+      'lbtree-no-lrs': [],
+    };
+    const cpu: Record<Side, number[]> = {
+      lbtree: [],
+      'grpc-js-xds': [],
+      'grpc-js-floor': [],
+      'lbtree-no-lrs': [],
+    };
     for (let round = 0; round < QPS_ROUNDS; round++) {
       for (const [i, side] of SIDES.entries()) {
         const a = await channels[i]!.request({ cmd: 'qps', rpcs: RPCS, inflight: INFLIGHT }, 'qps');
@@ -313,6 +384,7 @@ export async function runXdsChannelBench(): Promise<void> {
         lbtree: [],
         'grpc-js-xds': [],
         'grpc-js-floor': [],
+        'lbtree-no-lrs': [],
       };
       const skip = (side: Side) => {
         const p = previous.get(side);
@@ -335,7 +407,7 @@ export async function runXdsChannelBench(): Promise<void> {
       pushes.set(n, runs);
     }
 
-    if (SIDES.length < 2) {
+    if (SIDES.length < (LRS ? 3 : 2)) {
       console.log(JSON.stringify({ qps, cpu, pushes: Object.fromEntries(pushes) }, null, 1));
       return;
     }
@@ -356,6 +428,10 @@ export async function runXdsChannelBench(): Promise<void> {
         median(cpu['grpc-js-xds']),
         'µs',
       );
+    }
+    if (LRS && QPS_ROUNDS > 0) {
+      printLrsTable(qps, cpu, load);
+      printTableHeader('xds:/// channel, continued (LRS on for lbtree and grpc-js-xds)', 'grpc-js-xds');
     }
     const notes: string[] = [];
     for (const [n, runs] of pushes) {
@@ -420,8 +496,16 @@ export async function runXdsChannelBench(): Promise<void> {
       const rounds = (side: Side) =>
         qps[side].map((x, i) => `${x.toFixed(0)} (${cpu[side][i]!.toFixed(0)} µs)`).join(', ');
       notes.unshift(
-        `QPS rounds, in order (RPC/s, CPU per RPC): lbtree ${rounds('lbtree')}; grpc-js-xds ${rounds('grpc-js-xds')}.`,
+        `QPS rounds, in order (RPC/s, CPU per RPC): lbtree ${rounds('lbtree')}; grpc-js-xds ${rounds('grpc-js-xds')}` +
+          (LRS ? `; lbtree with LRS off ${rounds('lbtree-no-lrs')}.` : '.'),
       );
+      if (LRS) {
+        const reports = plane.loadReports;
+        const from = (prefix: string) => reports.filter((r) => r.nodeId.startsWith(prefix)).length;
+        notes.push(
+          `LRS reports received during the run: lbtree ${from('xds-channel-qps-lbtree')} (LRS-off side: ${from('xds-channel-qps-lbtree-no-lrs')}), grpc-js-xds ${from('xds-channel-qps-grpc-js-xds')}.`,
+        );
+      }
     }
     for (const note of notes) console.log(`\n${note}`);
   } finally {

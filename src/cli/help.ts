@@ -71,13 +71,14 @@ const COMMANDS: Readonly<Record<CommandName, CommandHelp>> = {
   },
   'control-plane': {
     usage:
-      'lbtree control-plane --resources FILE [--port N] [--host H] [--print-bootstrap] [--bootstrap-file OUT]',
+      'lbtree control-plane --resources FILE [--port N] [--host H] [--print-bootstrap] [--bootstrap-file OUT] [--lrs-interval S] [--lrs-clusters A,B]',
     description:
       'An xDS control plane (ADS v3, state of the world) on grpc-js serving the Envoy resources in\n' +
       'FILE (YAML or JSON: a list of proto3 JSON resources with "@type") to any gRPC xDS client.\n' +
       'Prints "listening on HOST:PORT", reloads FILE when it changes (a new version for every\n' +
       'client; a file that does not load, or is empty, is reported and the last good set keeps\n' +
-      'serving; "resources: []" serves none on purpose), prints every client\'s ACK and NACK, and\n' +
+      'serving; "resources: []" serves none on purpose), prints every client\'s ACK and NACK and\n' +
+      'the load it reports over LRS (A27: per cluster and locality, every interval), and\n' +
       'stops on SIGTERM / Ctrl-C. Example: examples/control-plane/.\n' +
       'Needs @grpc/grpc-js installed beside lbtree.',
     options: [
@@ -87,6 +88,8 @@ const COMMANDS: Readonly<Record<CommandName, CommandHelp>> = {
       ['--print-bootstrap', 'Print a client bootstrap JSON (for GRPC_XDS_BOOTSTRAP_CONFIG) once listening'],
       ['--bootstrap-file OUT', 'Write that bootstrap to a file (for GRPC_XDS_BOOTSTRAP)'],
       ['--node-id ID', 'node.id in the bootstrap (default lbtree-client)'],
+      ['--lrs-interval S', 'How often clients report their load, in seconds (default 10)'],
+      ['--lrs-clusters A,B', "Ask for these clusters' load only (default: every cluster)"],
     ],
   },
 };

@@ -13,7 +13,16 @@ import { packageVersion } from './package-version.js';
 const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   demo: ['scenario', 'duration', 'fast', 'plain', 'admin-port'],
   simulate: ['cluster', 'endpoints', 'scenario', 'html', 'replay', 'config', 'xds-cluster'],
-  'control-plane': ['resources', 'port', 'host', 'print-bootstrap', 'bootstrap-file', 'node-id'],
+  'control-plane': [
+    'resources',
+    'port',
+    'host',
+    'print-bootstrap',
+    'bootstrap-file',
+    'node-id',
+    'lrs-interval',
+    'lrs-clusters',
+  ],
 };
 
 class UsageError extends Error {}
@@ -41,6 +50,8 @@ function parse(argv: string[]) {
         'print-bootstrap': { type: 'boolean' },
         'bootstrap-file': { type: 'string' },
         'node-id': { type: 'string' },
+        'lrs-interval': { type: 'string' },
+        'lrs-clusters': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -159,8 +170,19 @@ async function controlPlane(values: {
   'print-bootstrap'?: boolean | undefined;
   'bootstrap-file'?: string | undefined;
   'node-id'?: string | undefined;
+  'lrs-interval'?: string | undefined;
+  'lrs-clusters'?: string | undefined;
 }): Promise<number> {
   if (!values.resources) throw new UsageError('control-plane needs --resources FILE');
+  const intervalS = values['lrs-interval'] === undefined ? 10 : Number(values['lrs-interval']);
+  if (!(intervalS > 0) || !Number.isFinite(intervalS))
+    throw new UsageError('--lrs-interval must be a number of seconds above 0 (e.g. 10 or 0.5)');
+  const clusters = values['lrs-clusters']
+    ?.split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '');
+  if (values['lrs-clusters'] !== undefined && clusters?.length === 0)
+    throw new UsageError('--lrs-clusters needs cluster names separated by commas');
   const port = values.port === undefined ? 18000 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError('--port must be a port number (0 to 65535)');
@@ -177,6 +199,7 @@ async function controlPlane(values: {
       printBootstrap: values['print-bootstrap'] === true,
       ...(values['bootstrap-file'] ? { bootstrapFile: values['bootstrap-file'] } : {}),
       ...(values['node-id'] ? { nodeId: values['node-id'] } : {}),
+      loadReporting: { intervalMs: intervalS * 1000, clusters: clusters ?? 'all' },
     },
     {
       out: (line) => process.stdout.write(`${line}\n`),

@@ -1,11 +1,16 @@
 // An xDS control plane: ADS v3, state of the world, on a grpc-js server. Serves one resource set to every
 // client (each gets the resources it subscribed to), pushes a new version on every `setResources`, and keeps
-// a log of the clients' ACKs and NACKs. `lbtree control-plane` runs one from a file; tests run one in-process.
+// a log of the clients' ACKs and NACKs. It is also an LRS server (A27): it asks every client for its load and
+// keeps what they report. `lbtree control-plane` runs one from a file; tests run one in-process.
 import * as grpc from '@grpc/grpc-js';
 import type {
   DiscoveryRequest,
   DiscoveryResponse,
 } from '../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
+import type {
+  LoadStatsRequest,
+  LoadStatsResponse,
+} from '../protos/gen/envoy/service/load_stats/v3/lrs_pb.js';
 import type { XdsBootstrapJson } from '../xds/client/bootstrap.js';
 import { ADS_SERVICE } from './ads-service.js';
 import {
@@ -16,6 +21,13 @@ import {
   type TypeSubscription,
 } from './ads-stream.js';
 import { type BootstrapOptions, bootstrapFor } from './bootstrap.js';
+import {
+  type LoadReportingRequest,
+  loadStatsResponse,
+  type ReceivedLoadReport,
+  receivedLoadReport,
+} from './load-reports.js';
+import { LRS_SERVICE } from './lrs-service.js';
 import { type ResourceInput, ResourceSet } from './resource-set.js';
 
 export interface ControlPlaneOptions {
@@ -23,6 +35,8 @@ export interface ControlPlaneOptions {
   readonly resources?: readonly ResourceInput[];
   /** How many ACKs and NACKs the logs keep (the oldest go first); default 10,000. */
   readonly logLimit?: number;
+  /** What LRS clients are asked to report (A27); default every cluster, every 10 s. */
+  readonly loadReporting?: LoadReportingRequest;
 }
 
 /** A connected client stream. */
@@ -43,7 +57,20 @@ export type ControlPlaneEvent =
       readonly peer: string;
       readonly reason: string;
     }
-  | { readonly kind: 'version'; readonly version: string; readonly summary: string };
+  | { readonly kind: 'version'; readonly version: string; readonly summary: string }
+  | {
+      readonly kind: 'lrs-connected';
+      readonly streamId: number;
+      readonly nodeId: string;
+      readonly userAgent: string;
+    }
+  | {
+      readonly kind: 'lrs-disconnected';
+      readonly streamId: number;
+      readonly nodeId: string;
+      readonly reason: string;
+    }
+  | { readonly kind: 'load-report'; readonly report: ReceivedLoadReport };
 
 /** Which answers `waitForAck` / `waitForNack` wait for; unset fields match anything. */
 export interface AnswerFilter {
@@ -59,6 +86,11 @@ export class ControlPlane {
   readonly acks: AckRecord[] = [];
   /** Every NACK received, oldest first, each with the client's reason. */
   readonly nacks: NackRecord[] = [];
+  /** Every LRS report that carried load, oldest first (bounded by `logLimit`). */
+  readonly loadReports: ReceivedLoadReport[] = [];
+  private loadRequest: LoadReportingRequest;
+  /** The LRS calls that sent their first request (so they have been told what to report). */
+  private readonly lrsCalls = new Map<number, grpc.ServerDuplexStream<LoadStatsRequest, LoadStatsResponse>>();
   private resourceSet: ResourceSet;
   private versionCounter: number;
   private readonly streams = new Map<number, AdsStream>();
@@ -74,6 +106,7 @@ export class ControlPlane {
 
   constructor(options: ControlPlaneOptions = {}) {
     this.logLimit = options.logLimit ?? 10_000;
+    this.loadRequest = options.loadReporting ?? {};
     this.versionCounter = options.resources ? 1 : 0;
     this.resourceSet = ResourceSet.build(String(this.versionCounter), options.resources ?? []);
   }
@@ -112,6 +145,10 @@ export class ControlPlane {
       streamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) =>
         this.serveStream(call),
     });
+    server.addService(LRS_SERVICE, {
+      streamLoadStats: (call: grpc.ServerDuplexStream<LoadStatsRequest, LoadStatsResponse>) =>
+        this.serveLoadStream(call),
+    });
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(address, credentials, (error, port) => (error ? reject(error) : resolve(port))),
     );
@@ -135,6 +172,47 @@ export class ControlPlane {
     this.emit({ kind: 'version', version: next.version, summary: next.summary() });
     for (const stream of this.streams.values()) stream.onResourcesChanged();
     return next.version;
+  }
+
+  /** What LRS clients are asked to report now. */
+  get loadReporting(): LoadReportingRequest {
+    return this.loadRequest;
+  }
+
+  /** Asks every LRS client, connected now or later, for this load (a new LoadStatsResponse on each stream). */
+  setLoadReporting(request: LoadReportingRequest): void {
+    this.loadRequest = request;
+    const response = loadStatsResponse(request);
+    for (const call of this.lrsCalls.values()) call.write(response);
+  }
+
+  /**
+   * Resolves once `condition` holds for the load reports received so far (checked now and at every report);
+   * rejects after `timeoutMs`, saying what `describe` says of the reports then.
+   */
+  waitForLoad(
+    condition: (reports: readonly ReceivedLoadReport[]) => boolean,
+    timeoutMs = 10_000,
+    describe: (reports: readonly ReceivedLoadReport[]) => string = (r) => `${r.length} reports`,
+  ): Promise<void> {
+    if (condition(this.loadReports)) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.listeners.delete(waiter);
+        reject(
+          new Error(
+            `load reports did not reach the condition within ${timeoutMs} ms: ${describe(this.loadReports)}`,
+          ),
+        );
+      }, timeoutMs);
+      const waiter: Waiter = (event) => {
+        if (event.kind !== 'load-report' || !condition(this.loadReports)) return;
+        clearTimeout(timer);
+        this.listeners.delete(waiter);
+        resolve();
+      };
+      this.listeners.add(waiter);
+    });
   }
 
   /** The clients connected now, with their subscriptions. */
@@ -184,6 +262,41 @@ export class ControlPlane {
     server.forceShutdown();
     this.calls.clear();
     this.streams.clear();
+    this.lrsCalls.clear();
+  }
+
+  /** An LRS stream: the first request names the node and gets what to report; every later one is a report. */
+  private serveLoadStream(call: grpc.ServerDuplexStream<LoadStatsRequest, LoadStatsResponse>): void {
+    const id = ++this.streamIds;
+    let nodeId = '';
+    let userAgent = '';
+    let ended = false;
+    call.on('data', (request: LoadStatsRequest) => {
+      if (!this.lrsCalls.has(id)) {
+        nodeId = request.node?.id ?? '';
+        userAgent = request.node?.userAgentName ?? '';
+        this.lrsCalls.set(id, call);
+        this.emit({ kind: 'lrs-connected', streamId: id, nodeId, userAgent });
+        call.write(loadStatsResponse(this.loadRequest));
+      }
+      if (request.clusterStats.length === 0) return;
+      const report = receivedLoadReport(id, nodeId, userAgent, request);
+      pushBounded(this.loadReports, report, this.logLimit);
+      this.emit({ kind: 'load-report', report });
+    });
+    const end = (reason: string) => {
+      if (ended) return;
+      ended = true;
+      const known = this.lrsCalls.delete(id);
+      if (known) this.emit({ kind: 'lrs-disconnected', streamId: id, nodeId, reason });
+    };
+    call.on('end', () => {
+      end('client closed the stream');
+      call.end();
+    });
+    call.on('cancelled', () => end('cancelled'));
+    call.on('error', (e: Error) => end(e.message));
+    call.on('close', () => end('closed'));
   }
 
   private serveStream(call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>): void {

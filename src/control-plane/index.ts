@@ -21,6 +21,20 @@ export {
   type ControlPlaneEvent,
   type ControlPlaneOptions,
 } from './control-plane.js';
+export {
+  type ClusterLoadTotals,
+  DEFAULT_LOAD_REPORTING_INTERVAL_MS,
+  type LoadReportingRequest,
+  type LocalityLoadTotals,
+  loadStatsResponse,
+  localityName,
+  type ReceivedClusterLoad,
+  type ReceivedLoadReport,
+  type ReceivedLocalityLoad,
+  type ReceivedMetric,
+  sumLoadReports,
+} from './load-reports.js';
+export { LRS_SERVICE, STREAM_LOAD_STATS_PATH } from './lrs-service.js';
 export { loadResourceFile, parseResourceText, watchFileContent } from './resource-file.js';
 export {
   type RawResource,

@@ -1,5 +1,7 @@
 import { loadBootstrap, type XdsBootstrap } from '../xds/client/bootstrap.js';
 import { XdsClient } from '../xds/client/xds-client.js';
+import { LrsClient } from '../xds/lrs/lrs-client.js';
+import { clusterResourceType } from '../xds/resources/index.js';
 import { resolveXdsOptions, type XdsOptions } from '../xds/resources/xds-options.js';
 import { ClusterTransportSecurityRegistry } from '../xds/transport-security.js';
 import { CertificateProviderStore } from './certificate-provider.js';
@@ -12,6 +14,8 @@ export interface XdsClientLease {
   readonly certificateProviders: CertificateProviderStore;
   /** A29: the clusters' TLS configs, one object per cluster shared by the client's channels. */
   readonly transportSecurity: ClusterTransportSecurityRegistry;
+  /** A27: the bootstrap's load reporting (one LRS stream per server), shared by the client's channels. */
+  readonly loadReporting: LrsClient;
   /** Gives the lease back; the client closes when the last lease goes. Calling it twice is harmless. */
   release(): void;
 }
@@ -23,6 +27,7 @@ interface PoolEntry {
   readonly certificateProviders: CertificateProviderStore;
   /** A29: the clusters' TLS configs, one object per cluster shared by the client's channels. */
   readonly transportSecurity: ClusterTransportSecurityRegistry;
+  readonly loadReporting: LrsClient;
   leases: number;
 }
 
@@ -56,6 +61,13 @@ export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions, sco
       scope,
       certificateProviders: new CertificateProviderStore(parsed.certificateProviders),
       transportSecurity: new ClusterTransportSecurityRegistry(),
+      loadReporting: new LrsClient({
+        bootstrap: parsed,
+        transport: grpcXdsTransportFactory,
+        trace: xdsClientTrace(),
+        // A47: a cluster's LRS `self` is the server that sent it.
+        serverOfCluster: (name) => client.serverOf(clusterResourceType, name),
+      }),
       leases: 0,
     };
     pool.set(key, entry);
@@ -67,11 +79,13 @@ export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions, sco
     client: leased.client,
     certificateProviders: leased.certificateProviders,
     transportSecurity: leased.transportSecurity,
+    loadReporting: leased.loadReporting,
     release() {
       if (released) return;
       released = true;
       if (--leased.leases === 0) {
         leased.client.close();
+        leased.loadReporting.close();
         pool.delete(key);
       }
     },

@@ -6,6 +6,7 @@ import type { MetricsRecorder } from '../core/index.js';
 import { loadBootstrap, type XdsBootstrap } from '../xds/client/bootstrap.js';
 import type { XdsClientDump } from '../xds/client/dump.js';
 import { clientListenerResourceName } from '../xds/client/listener-name.js';
+import type { XdsLoadReporting } from '../xds/load-store.js';
 import { XdsResolution, type XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
 import {
   clusterResourceType,
@@ -31,6 +32,8 @@ export interface XdsChannelResolution {
   readonly certificateProviders: CertificateProviderStore;
   /** A29: the client's per-cluster TLS configs, for cds. */
   readonly transportSecurity: ClusterTransportSecurityRegistry;
+  /** A27: the client's load reporting, for xds_cluster_impl. */
+  readonly loadReporting: XdsLoadReporting;
   requestReresolution(): void;
   stop(): void;
   /** The CSDS view of the shared client the channel resolves on (the live view shows it). */
@@ -89,6 +92,7 @@ export function startXdsResolution(
   return {
     certificateProviders: lease.certificateProviders,
     transportSecurity: lease.transportSecurity,
+    loadReporting: lease.loadReporting,
     requestReresolution: () => resolution.requestReresolution(),
     dump: () => lease.client.dump(),
     stop: () => {

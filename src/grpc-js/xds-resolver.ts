@@ -23,6 +23,7 @@ import {
   XDS_CLUSTER_CALL_ATTRIBUTE,
   XDS_OVERRIDE_HOST_CALL_ATTRIBUTE,
 } from '../xds/balancer/index.js';
+import { XDS_LOAD_REPORTING_ARG } from '../xds/load-store.js';
 import type { FaultInjector } from '../xds/resolver/fault-injection.js';
 import type { StatefulSessionCall } from '../xds/resolver/stateful-session.js';
 import type { CallRouter, XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
@@ -412,6 +413,8 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
       attributes[XDS_CERTIFICATE_PROVIDERS_OPTION] = this.resolution.certificateProviders;
       attributes[XDS_TRANSPORT_SECURITY_REGISTRY_ARG] = this.resolution.transportSecurity;
       attributes[CHANNEL_XDS_DUMP_OPTION] = this.resolution.dump;
+      // A27: xds_cluster_impl of a cluster with lrs_server counts into the client's load stores.
+      attributes[XDS_LOAD_REPORTING_ARG] = this.resolution.loadReporting;
     }
     // Set before grpc-js takes the result: its new picker re-picks the calls waiting on the previous one.
     const previous = this.router;

@@ -20,11 +20,14 @@ import type { XdsChannelCredentials, XdsServerConfig } from '../xds/client/boots
 import type {
   AdsStream,
   AdsStreamHandlers,
+  LrsStream,
+  LrsStreamHandlers,
   XdsTransport,
   XdsTransportFactory,
 } from '../xds/client/transport.js';
 import { FileWatcherCertificateProvider } from './certificate-provider.js';
 import { FileWatcherChannelCredentials } from './file-watcher-credentials.js';
+import { openGrpcLrsStream } from './grpc-lrs-stream.js';
 import { namedTrace, TracerSelection } from './tracers.js';
 
 export const ADS_METHOD = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
@@ -71,6 +74,10 @@ export class GrpcXdsTransport implements XdsTransport {
       (bytes) => fromBinary(DiscoveryResponseSchema, bytes),
     );
     return new GrpcAdsStream(call, this.client, handlers);
+  }
+
+  openLrsStream(handlers: LrsStreamHandlers): LrsStream {
+    return openGrpcLrsStream(this.client, handlers);
   }
 
   close(): void {

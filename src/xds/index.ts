@@ -72,6 +72,20 @@ export function clusterLbConfig(bytes: Uint8Array, options: ClusterOptions = {})
 
 export * from './balancer/index.js';
 export * from './client/index.js';
+// Load reporting (A27 LRS, A64 / A85): the counters xds_cluster_impl fills, and the client that streams them.
+export {
+  type ClusterLoadSnapshot,
+  ClusterLoadStore,
+  LoadStore,
+  LocalityLoadCounter,
+  type LocalityLoadSnapshot,
+  type MetricSum,
+  XDS_LOAD_REPORTING_ARG,
+  type XdsLoadReporting,
+} from './load-store.js';
+export { LrsClient, type LrsClientOptions } from './lrs/lrs-client.js';
+export { MIN_LOAD_REPORTING_INTERVAL_MS } from './lrs/lrs-response.js';
+export { type LrsStreamState, ServerLrsStream } from './lrs/server-lrs-stream.js';
 // The LDS / RDS / CDS / EDS resource types an XdsClient watches, their validated values, selectVirtualHost.
 export * from './resources/index.js';
 export {

@@ -20,6 +20,7 @@ const XDS_RESOURCES = 'src/xds/resources';
 const XDS_ROOT = 'src/xds/*.ts'; // the contracts: call attributes, XdsConfig, attribute keys, policy names
 const XDS_RESOLVER = 'src/xds/resolver';
 const XDS_BALANCER = 'src/xds/balancer';
+const XDS_LRS = 'src/xds/lrs';
 const XDS_ENTRY = 'src/xds/index.ts';
 const GRPC_JS = 'src/grpc-js';
 const CONTROL_PLANE = 'src/control-plane';
@@ -47,7 +48,7 @@ interface Narrowed {
 type Allowed = string | Narrowed;
 
 const ALL_PROTOS = [PROTOS, PROTOS_GEN];
-const ALL_XDS = [XDS_CLIENT, XDS_RESOURCES, XDS_ROOT, XDS_RESOLVER, XDS_BALANCER, XDS_ENTRY];
+const ALL_XDS = [XDS_CLIENT, XDS_RESOURCES, XDS_ROOT, XDS_RESOLVER, XDS_BALANCER, XDS_LRS, XDS_ENTRY];
 const EVERYTHING = 'everything';
 
 const MAY_IMPORT: Record<string, readonly Allowed[] | typeof EVERYTHING> = {
@@ -73,6 +74,8 @@ const MAY_IMPORT: Record<string, readonly Allowed[] | typeof EVERYTHING> = {
   [XDS_ROOT]: [CORE, XDS_RESOURCES],
   [XDS_RESOLVER]: [CORE, HASH, ...ALL_PROTOS, XDS_ROOT, XDS_RESOURCES, XDS_CLIENT],
   [XDS_BALANCER]: [CORE, POLICIES, HASH, ...ALL_PROTOS, XDS_ROOT, XDS_RESOURCES],
+  // Load reporting: the LRS stream over the client's transport, reporting the load stores of the xDS root.
+  [XDS_LRS]: [CORE, ...ALL_PROTOS, XDS_ROOT, XDS_CLIENT],
   [XDS_ENTRY]: [CORE, POLICIES, HASH, ...ALL_PROTOS, ...ALL_XDS],
   [GRPC_JS]: [CORE, POLICIES, HASH, ...ALL_PROTOS, ...ALL_XDS, RECORDER, METRICS],
   [RECORDER]: [CORE],

@@ -1,11 +1,16 @@
 // `lbtree control-plane`: serves the Envoy resources of a file over ADS to any xDS client, follows the file
-// as it changes, and prints what the clients say (ACK / NACK) until SIGTERM or Ctrl-C.
+// as it changes, and prints what the clients say (ACK / NACK) and the load they report over LRS (per cluster
+// and locality, every interval) until SIGTERM or Ctrl-C.
 import { readFileSync, writeFileSync } from 'node:fs';
 import {
   type AckRecord,
   ControlPlane,
   type ControlPlaneEvent,
+  type LoadReportingRequest,
+  localityName,
   parseResourceText,
+  type ReceivedClusterLoad,
+  type ReceivedLoadReport,
   type ResourceInput,
   shortTypeName,
   watchFileContent,
@@ -18,6 +23,8 @@ export interface ControlPlaneCommandOptions {
   readonly printBootstrap: boolean;
   readonly bootstrapFile?: string;
   readonly nodeId?: string;
+  /** What LRS clients are asked to report (default: every cluster, every 10 s). */
+  readonly loadReporting?: LoadReportingRequest;
 }
 
 export interface CommandIo {
@@ -36,7 +43,10 @@ export async function runControlPlane(options: ControlPlaneCommandOptions, io: C
   try {
     text = readFileSync(file, 'utf8');
     resources = parseResourceText(text);
-    plane = new ControlPlane({ resources });
+    plane = new ControlPlane({
+      resources,
+      ...(options.loadReporting && { loadReporting: options.loadReporting }),
+    });
   } catch (e) {
     io.err(
       `lbtree control-plane: ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
@@ -45,6 +55,10 @@ export async function runControlPlane(options: ControlPlaneCommandOptions, io: C
   }
   io.out(`serving version ${plane.version} from ${file}: ${plane.resources.summary()}`);
   plane.onEvent((event) => {
+    if (event.kind === 'load-report') {
+      for (const line of describeLoadReport(event.report)) io.out(line);
+      return;
+    }
     const line = describeEvent(event, file);
     if (line) io.out(line);
   });
@@ -93,6 +107,10 @@ function describeEvent(event: ControlPlaneEvent, file: string): string | undefin
     }
     case 'nack':
       return `NACK ${event.nack.nodeId || '?'} ${shortTypeName(event.nack.typeUrl)} version ${event.nack.version}: ${event.nack.reason}`;
+    case 'lrs-connected':
+      return `load reports from ${event.nodeId || '?'} (${event.userAgent || 'unknown client'}, LRS stream ${event.streamId})`;
+    case 'lrs-disconnected':
+      return `load reports from ${event.nodeId || '?'} (LRS stream ${event.streamId}) ended: ${event.reason}`;
     default:
       return undefined;
   }
@@ -110,4 +128,46 @@ function namesThere(type: string, names: readonly string[]): string {
 function subscription(ack: AckRecord): string {
   if (ack.resourceNames.length > 0) return ` [${ack.resourceNames.join(', ')}]`;
   return ack.wildcard ? ' [*]' : `; unsubscribed from all ${shortTypeName(ack.typeUrl)}s`;
+}
+
+/**
+ * A report as a person reads it: per cluster, the interval and its drops; per locality, the calls and the
+ * backends' metrics (average per call that reported it).
+ */
+export function describeLoadReport(report: ReceivedLoadReport): string[] {
+  const lines: string[] = [];
+  for (const c of report.clusters) {
+    lines.push(
+      `load ${report.nodeId || '?'} ${clusterTitle(c)} over ${(c.intervalMs / 1000).toFixed(1)} s${drops(c)}`,
+    );
+    for (const l of c.localities) {
+      const metrics = Object.entries({
+        ...l.metrics,
+        ...(l.cpuUtilization && { cpu_utilization: l.cpuUtilization }),
+        ...(l.memUtilization && { mem_utilization: l.memUtilization }),
+        ...(l.applicationUtilization && { application_utilization: l.applicationUtilization }),
+      }).map(
+        ([name, m]) => `${name} ${formatAverage(m.total / Math.max(1, m.requests))} (${m.requests} calls)`,
+      );
+      lines.push(
+        `  ${localityName(l)}: ${l.issued} issued, ${l.succeeded} ok, ${l.errored} failed, ${l.inProgress} in progress` +
+          (metrics.length > 0 ? `; ${metrics.join(', ')}` : ''),
+      );
+    }
+  }
+  return lines;
+}
+
+function clusterTitle(c: ReceivedClusterLoad): string {
+  return c.edsServiceName ? `cluster ${c.cluster} (EDS ${c.edsServiceName})` : `cluster ${c.cluster}`;
+}
+
+function drops(c: ReceivedClusterLoad): string {
+  if (c.totalDrops === 0) return '';
+  const byCategory = Object.entries(c.drops).map(([category, n]) => `${category} ${n}`);
+  return `, ${c.totalDrops} dropped${byCategory.length > 0 ? ` (${byCategory.join(', ')})` : ''}`;
+}
+
+function formatAverage(value: number): string {
+  return Number.isInteger(value) ? String(value) : value.toPrecision(3);
 }

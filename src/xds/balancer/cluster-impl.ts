@@ -2,13 +2,15 @@
 // xds_cluster_impl and xds_override_host LB policies"): EDS drop_overloads and circuit breaking for one
 // cluster, above the cluster's endpoint-picking policy. Per A74 its config keeps only the cluster name and the
 // child policy; the drops and the request limit come from the cluster's entry in the XdsConfig attribute.
-// It also puts the cluster's transport security (A29, A82) on the subchannels below it. Load reporting (LRS)
-// is not implemented.
+// It also puts the cluster's transport security (A29, A82) on the subchannels below it, and, for a cluster with
+// lrs_server (A27 LRS, A64 / A85), counts each call in its locality's load counter and each drop in the cluster's
+// load store (the locality is the endpoint attribute of the picked subchannel, found once per pick result).
 
 import {
   type CallEndDetails,
   type Clock,
   CONNECTING,
+  Code,
   type CompletePick,
   ConfigError,
   ConfigReader,
@@ -27,12 +29,25 @@ import {
   type PolicyNode,
   randomOf,
   type Status,
+  type Subchannel,
   unavailable,
 } from '../../core/index.js';
 import { ChildPolicy } from '../../policies/shared/child-policy.js';
 import { SingleChildPolicy } from '../../policies/shared/single-child-policy.js';
+import { XDS_LOCALITY_NAME } from '../attribute-keys.js';
+import {
+  type ClusterLoadStore,
+  type LocalityLoadCounter,
+  loadReportingOf,
+  type XdsLoadReporting,
+} from '../load-store.js';
 import { XDS_CLUSTER_IMPL } from '../policy-names.js';
-import type { XdsDropCategory } from '../resources/cluster-load-assignment.js';
+import {
+  backendMetricPropagationKey,
+  NO_BACKEND_METRIC_PROPAGATION,
+  type XdsBackendMetricPropagation,
+} from '../resources/backend-metric-propagation.js';
+import type { XdsDropCategory, XdsLocalityName } from '../resources/cluster-load-assignment.js';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../resources/types.js';
 import {
   type ClusterTransportSecurity,
@@ -74,19 +89,39 @@ interface ClusterLimits {
   readonly edsServiceName: string;
   readonly maxRequests: number;
   readonly drops: readonly XdsDropCategory[];
+  /** A27: lrs_server is set (self). */
+  readonly lrsLoadReporting: boolean;
+  readonly backendMetricPropagation: XdsBackendMetricPropagation;
 }
 
 function limitsOf(update: LbUpdate<ClusterImplConfig>): ClusterLimits {
   const entry = xdsClustersOf(update.attributes)?.clusters.get(update.config.clusterName);
   if (entry === undefined || !entry.ok) {
-    return { edsServiceName: '', maxRequests: DEFAULT_MAX_CONCURRENT_REQUESTS, drops: [] };
+    return {
+      edsServiceName: '',
+      maxRequests: DEFAULT_MAX_CONCURRENT_REQUESTS,
+      drops: [],
+      lrsLoadReporting: false,
+      backendMetricPropagation: NO_BACKEND_METRIC_PROPAGATION,
+    };
   }
   const { cluster, children } = entry.value;
   return {
     edsServiceName: cluster.discovery.kind === 'eds' ? cluster.discovery.edsServiceName : '',
     maxRequests: cluster.maxRequests,
     drops: children.kind === 'endpoints' ? (children.endpoints?.drops ?? []) : [],
+    lrsLoadReporting: cluster.lrsLoadReporting,
+    backendMetricPropagation: cluster.backendMetricPropagation ?? NO_BACKEND_METRIC_PROPAGATION,
   };
+}
+
+/** A call's locality when its subchannel has none (not an EDS endpoint): reported under the empty locality. */
+const NO_LOCALITY: XdsLocalityName = Object.freeze({ region: '', zone: '', subZone: '' });
+
+/** Load reporting of a cluster with lrs_server: its store, and the counter of a picked subchannel's locality. */
+interface LoadCounting {
+  readonly store: ClusterLoadStore;
+  counterOf(subchannel: Subchannel): LocalityLoadCounter;
 }
 
 interface PreparedDrop {
@@ -111,6 +146,7 @@ export class ClusterImplPicker implements Picker {
     private readonly random: () => number,
     private readonly hooked: WeakMap<CompletePick, CompletePick>,
     private readonly clock: Clock,
+    private readonly load: LoadCounting | undefined,
   ) {}
 
   pick(args: PickArgs): PickResult {
@@ -119,19 +155,25 @@ export class ClusterImplPicker implements Picker {
       const drop = drops[i]!;
       if (this.random() * 1_000_000 < drop.perMillion) {
         this.stats.recordDrop(drop.category);
+        this.load?.store.recordDrop(drop.category);
         return drop.result;
       }
     }
     const stats = this.stats;
     if (stats.outstanding >= this.maxRequests) {
       stats.uncategorizedDrops++;
+      this.load?.store.recordUncategorizedDrop();
       return this.overLimit;
     }
     const result = this.child.constantResult ?? this.child.pick(args);
     if (result.type !== 'complete') return result;
     let hooked = this.hooked.get(result);
     if (hooked === undefined) {
-      hooked = withCallCounting(result, stats);
+      const load = this.load;
+      hooked =
+        load === undefined
+          ? withCallCounting(result, stats)
+          : withLoadCounting(result, stats, load.counterOf(result.subchannel));
       this.hooked.set(result, hooked);
     }
     stats.reserve(this.clock);
@@ -157,10 +199,42 @@ function withCallCounting(result: CompletePick, stats: ClusterCallStats): Comple
   });
 }
 
+/** withCallCounting, and the call counted in its locality's load (A27 LRS; its ORCA report for A64 / A85). */
+function withLoadCounting(
+  result: CompletePick,
+  stats: ClusterCallStats,
+  locality: LocalityLoadCounter,
+): CompletePick {
+  const started = result.onCallStarted;
+  const ended = result.onCallEnded;
+  return Object.freeze({
+    type: 'complete',
+    subchannel: result.subchannel,
+    onCallStarted: () => {
+      stats.callStarted();
+      locality.callStarted();
+      started?.();
+    },
+    onCallEnded: (s: Status, details?: CallEndDetails) => {
+      stats.callEnded();
+      locality.callEnded(s.code === Code.OK, details);
+      ended?.(s, details);
+    },
+  });
+}
+
 export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<ClusterImplConfig> {
   protected readonly child: ChildPolicy;
   private readonly random: () => number;
-  private readonly hooked = new WeakMap<CompletePick, CompletePick>();
+  /** Hooked results per child result; replaced when load counting changes (the hooks hold its counters). */
+  private hooked = new WeakMap<CompletePick, CompletePick>();
+  /** The locality of each subchannel created below (the endpoint attribute), for load reporting. */
+  private readonly localities = new WeakMap<Subchannel, XdsLocalityName>();
+  /** The cluster's load store while it has lrs_server and the resolver offers load reporting. */
+  private load: { reporting: XdsLoadReporting; counting: LoadCounting } | null = null;
+  private propagation: XdsBackendMetricPropagation = NO_BACKEND_METRIC_PROPAGATION;
+  /** A new CDS version parses a new propagation object: compared by content, so an equal one changes nothing. */
+  private propagationKey = '';
   private stats: ClusterCallStats | null = null;
   private drops: readonly PreparedDrop[] = [];
   private maxRequests = DEFAULT_MAX_CONCURRENT_REQUESTS;
@@ -185,11 +259,15 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
           this.last = { state, status: s, picker };
           if (!this.updating) this.report();
         },
-        createSubchannel: (address, attributes) =>
-          helper.createSubchannel(
+        createSubchannel: (address, attributes) => {
+          const subchannel = helper.createSubchannel(
             address,
             this.security === undefined ? attributes : attributes.with(XDS_TRANSPORT_SECURITY, this.security),
-          ),
+          );
+          const locality = attributes.get(XDS_LOCALITY_NAME);
+          if (locality !== undefined) this.localities.set(subchannel, locality);
+          return subchannel;
+        },
       }),
       registry,
     );
@@ -212,6 +290,11 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
       this.stats = acquireClusterCallStats(clusterName, limits.edsServiceName);
       if (previous !== null) releaseClusterCallStats(previous);
     }
+    this.updateLoadReporting(
+      clusterName,
+      limits,
+      limits.lrsLoadReporting ? loadReportingOf(update.attributes) : undefined,
+    );
     this.maxRequests = limits.maxRequests;
     this.overLimit = Object.freeze({
       type: 'drop',
@@ -243,9 +326,56 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
     return accepted;
   }
 
+  /** Acquires the cluster's load store when reporting starts or the store's key changes; releases the old one. */
+  private updateLoadReporting(
+    clusterName: string,
+    limits: ClusterLimits,
+    reporting: XdsLoadReporting | undefined,
+  ): void {
+    const current = this.load;
+    if (current === null && reporting === undefined) return;
+    // ClusterStats.cluster_service_name is the Cluster's eds_service_name as configured, empty when unset (what
+    // gRPC C-core, grpc-go and grpc-js-xds report); the EDS resource name then defaults to the cluster name.
+    const serviceName = limits.edsServiceName === clusterName ? '' : limits.edsServiceName;
+    const sameStore =
+      current !== null &&
+      current.reporting === reporting &&
+      current.counting.store.cluster === clusterName &&
+      current.counting.store.edsServiceName === serviceName;
+    const propagationKey = backendMetricPropagationKey(limits.backendMetricPropagation);
+    if (sameStore && this.propagationKey === propagationKey) return;
+    // The hooked results hold the old counters: build them again.
+    this.hooked = new WeakMap();
+    this.propagation = limits.backendMetricPropagation;
+    this.propagationKey = propagationKey;
+    if (sameStore) {
+      this.load = { reporting: current.reporting, counting: this.counting(current.counting.store) };
+      return;
+    }
+    if (current !== null) current.reporting.releaseClusterLoad(current.counting.store);
+    this.load =
+      reporting === undefined
+        ? null
+        : {
+            reporting,
+            counting: this.counting(reporting.acquireClusterLoad(clusterName, serviceName)),
+          };
+  }
+
+  private counting(store: ClusterLoadStore): LoadCounting {
+    const propagation = this.propagation;
+    const localities = this.localities;
+    return {
+      store,
+      counterOf: (subchannel) => store.locality(localities.get(subchannel) ?? NO_LOCALITY, propagation),
+    };
+  }
+
   protected override beforeChildDestroyed(): void {
     if (this.stats !== null) releaseClusterCallStats(this.stats);
     this.stats = null;
+    if (this.load !== null) this.load.reporting.releaseClusterLoad(this.load.counting.store);
+    this.load = null;
   }
 
   /** The live view: the cluster's drops (per million) and circuit breaking, and the child below. */
@@ -279,6 +409,7 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
       this.random,
       this.hooked,
       this.helper.clock,
+      this.load?.counting,
     );
     this.helper.updateState(last.state, last.status, picker);
   }

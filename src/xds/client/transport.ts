@@ -3,6 +3,10 @@ import type {
   DiscoveryRequest,
   DiscoveryResponse,
 } from '../../protos/gen/envoy/service/discovery/v3/discovery_pb.js';
+import type {
+  LoadStatsRequest,
+  LoadStatsResponse,
+} from '../../protos/gen/envoy/service/load_stats/v3/lrs_pb.js';
 import type { XdsServerConfig } from './bootstrap.js';
 
 // The xDS client knows nothing of grpc-js: it talks to the control plane through this interface. The grpc-js
@@ -27,9 +31,25 @@ export interface AdsStream {
   close(): void;
 }
 
+/** What the transport tells the LRS client about one LRS call. No handler is called from inside openLrsStream. */
+export interface LrsStreamHandlers {
+  onResponse(response: LoadStatsResponse): void;
+  /** The call ended, with the status it ended with. Called once; nothing is called after it. */
+  onClose(status: Status): void;
+}
+
+/** One LRS (LoadReportingService.StreamLoadStats) call. */
+export interface LrsStream {
+  send(request: LoadStatsRequest): void;
+  /** Cancels the call; no handler is called afterwards. */
+  close(): void;
+}
+
 /** A channel to one xDS server. */
 export interface XdsTransport {
   openAdsStream(handlers: AdsStreamHandlers): AdsStream;
+  /** A27 load reporting to the server; a transport without it cannot report load (the LRS client says so). */
+  openLrsStream?(handlers: LrsStreamHandlers): LrsStream;
   /** Releases the channel; open streams are cancelled. */
   close(): void;
 }

@@ -13,6 +13,10 @@ import { HealthStatus } from '../../protos/gen/envoy/config/core/v3/health_check
 import { ClusterConfigSchema } from '../../protos/gen/envoy/extensions/clusters/aggregate/v3/cluster_pb.js';
 import { CLUSTER_TYPE_URL } from '../../protos/type-urls.js';
 import type { XdsResourceType } from '../client/resource-type.js';
+import {
+  A64_BACKEND_METRIC_PROPAGATION,
+  parseBackendMetricPropagation,
+} from './backend-metric-propagation.js';
 import { type ClusterOptions, clusterLbPolicyConfig } from './cluster-lb-policy.js';
 import { isAdsOrSelf } from './config-source.js';
 import { decodeOrNack } from './decode-or-nack.js';
@@ -47,6 +51,9 @@ function parseClusterResource(c: Cluster, lbPolicy: LbConfigList, options: Resol
     maxRequests: maxRequests(c),
     outlierDetection: c.outlierDetection && parseOutlierDetection(c.outlierDetection, 'outlier_detection'),
     lrsLoadReporting: c.lrsServer !== undefined,
+    backendMetricPropagation: options.orcaLrsPropagation
+      ? parseBackendMetricPropagation(c.lrsReportEndpointMetrics)
+      : A64_BACKEND_METRIC_PROPAGATION,
     overrideHostStatus: overrideHostStatus(c),
     // A29: transport_socket_matches is not supported (and ignored).
     upstreamTls: c.transportSocket && parseUpstreamTlsContext(c.transportSocket, options),

@@ -9,6 +9,7 @@
 import type { RE2JS } from 're2js';
 import type { Code } from '../../core/index.js';
 import type { HashPolicy } from '../../hash/index.js';
+import type { XdsBackendMetricPropagation } from './backend-metric-propagation.js';
 import type { XdsHealthStatus } from './cluster-load-assignment.js';
 import type { LbConfigList } from './lb-policy-registry.js';
 import type { XdsUpstreamTls } from './tls-context.js';
@@ -301,6 +302,8 @@ export interface XdsCluster {
   readonly outlierDetection: XdsOutlierDetectionConfig | undefined;
   /** Whether load reports go to the xDS server the cluster came from (lrs_server is `self`). */
   readonly lrsLoadReporting: boolean;
+  /** A85 (A64 with its switch off): what of the backends' per-call ORCA reports the load reports carry; absent: nothing. */
+  readonly backendMetricPropagation?: XdsBackendMetricPropagation;
   /**
    * A55: common_lb_config.override_host_status — the EDS health statuses of endpoints a session cookie may
    * still pick (UNKNOWN, HEALTHY, DRAINING; other values are ignored). [UNKNOWN, HEALTHY] when unset.

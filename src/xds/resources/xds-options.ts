@@ -22,6 +22,12 @@ export const XDS_OVERRIDE_HOST_ENV = 'GRPC_EXPERIMENTAL_XDS_ENABLE_OVERRIDE_HOST
 /** A82: `false` ignores CertificateValidationContext.system_root_certs (a cluster naming no roots is NACKed). */
 export const XDS_SYSTEM_ROOT_CERTS_ENV = 'GRPC_EXPERIMENTAL_XDS_SYSTEM_ROOT_CERTS';
 
+/**
+ * A85: `false` restores A64's propagation of ORCA to LRS (every named metric, under its own key) and ignores
+ * Cluster.lrs_report_endpoint_metrics.
+ */
+export const XDS_ORCA_LRS_PROPAGATION_ENV = 'GRPC_EXPERIMENTAL_XDS_ORCA_LRS_PROPAGATION';
+
 export interface XdsOptions {
   /**
    * The gRPC LB policy registry that custom (TypedStruct) policies are looked up in and that validates every
@@ -41,6 +47,8 @@ export interface XdsOptions {
   readonly overrideHost?: boolean;
   /** A82 system root certs; default from GRPC_EXPERIMENTAL_XDS_SYSTEM_ROOT_CERTS (on unless "false"). */
   readonly systemRootCerts?: boolean;
+  /** A85 ORCA → LRS propagation; default from GRPC_EXPERIMENTAL_XDS_ORCA_LRS_PROPAGATION (on unless "false"). */
+  readonly orcaLrsPropagation?: boolean;
   /**
    * A29: the bootstrap's `certificate_providers` instance names; a Cluster's UpstreamTlsContext naming another
    * is NACKed. Default: none (the xDS client pool passes its bootstrap's).
@@ -56,6 +64,7 @@ export interface ResolvedXdsOptions {
   readonly endpointHashKey: boolean;
   readonly overrideHost: boolean;
   readonly systemRootCerts: boolean;
+  readonly orcaLrsPropagation: boolean;
   readonly certificateProviderInstances: ReadonlySet<string>;
 }
 
@@ -70,6 +79,7 @@ export function resolveXdsOptions(options: XdsOptions = {}): ResolvedXdsOptions 
     endpointHashKey: options.endpointHashKey ?? !envFlag(XDS_ENDPOINT_HASH_KEY_BACKWARD_COMPAT_ENV, false),
     overrideHost: options.overrideHost ?? envFlag(XDS_OVERRIDE_HOST_ENV, true),
     systemRootCerts: options.systemRootCerts ?? envFlag(XDS_SYSTEM_ROOT_CERTS_ENV, true),
+    orcaLrsPropagation: options.orcaLrsPropagation ?? envFlag(XDS_ORCA_LRS_PROPAGATION_ENV, true),
     certificateProviderInstances: options.certificateProviderInstances ?? NO_INSTANCES,
   };
 }
