@@ -6,8 +6,6 @@ import {
   type ClientDuplexStream,
   connectivityState,
   credentials,
-  type ServiceError,
-  type StatusObject,
 } from '@grpc/grpc-js';
 import type { Trace } from '../core/index.js';
 import {
@@ -27,6 +25,7 @@ import type {
 } from '../xds/client/transport.js';
 import { FileWatcherCertificateProvider } from './certificate-provider.js';
 import { FileWatcherChannelCredentials } from './file-watcher-credentials.js';
+import { GrpcBidiStream } from './grpc-bidi-stream.js';
 import { openGrpcLrsStream } from './grpc-lrs-stream.js';
 import { namedTrace, TracerSelection } from './tracers.js';
 
@@ -85,38 +84,15 @@ export class GrpcXdsTransport implements XdsTransport {
   }
 }
 
-class GrpcAdsStream implements AdsStream {
-  private ended = false;
-
+class GrpcAdsStream extends GrpcBidiStream<DiscoveryRequest, DiscoveryResponse> implements AdsStream {
   constructor(
-    private readonly call: ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>,
+    call: ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>,
     private readonly client: Client,
     private readonly handlers: AdsStreamHandlers,
   ) {
-    call.on('data', (response: DiscoveryResponse) => {
-      if (!this.ended) handlers.onResponse(response);
-    });
-    call.on('status', (status: StatusObject) => this.end(status));
-    // The status event carries the outcome; an 'error' listener keeps the stream from throwing it.
-    call.on('error', (error: ServiceError) => this.end(error));
+    super(call, handlers);
     // Defer, so that no handler runs inside openAdsStream.
     process.nextTick(() => this.awaitReady());
-  }
-
-  send(request: DiscoveryRequest): void {
-    if (!this.ended) this.call.write(request);
-  }
-
-  close(): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.call.cancel();
-  }
-
-  private end(status: { code: number; details: string }): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.handlers.onClose({ code: status.code, details: status.details });
   }
 
   /**
