@@ -14,7 +14,9 @@ import { runRoundRobinBench } from './round-robin.js';
 import { runStormBench } from './storm.js';
 import { runWeightedRoundRobinBench } from './weighted-round-robin.js';
 import { runXdsChannelBench } from './xds-channel.js';
+import { runXdsChannelCostBench } from './xds-channel-cost.js';
 import { runXdsClientBench } from './xds-client.js';
+import { runXdsEdsStallBench } from './xds-eds-stall.js';
 
 const sections: Record<string, () => void | Promise<void>> = {
   'round-robin': runRoundRobinBench,
@@ -25,10 +27,12 @@ const sections: Record<string, () => void | Promise<void>> = {
   storm: runStormBench,
   'xds-client': runXdsClientBench,
   'xds-channel': runXdsChannelBench,
+  'xds-channel-cost': runXdsChannelCostBench,
   'weighted-round-robin': runWeightedRoundRobinBench,
   'eds-decode': runEdsDecodeBench,
   recorder: runRecorderBench,
   metrics: runMetricsBench,
+  'xds-eds-stall': runXdsEdsStallBench,
 };
 
 const filter = process.argv.slice(2);

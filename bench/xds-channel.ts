@@ -65,7 +65,7 @@ import { median, printRow, printTableHeader } from './report.js';
 import { bigLocalities } from './xds-channel-assignment.js';
 import type { ClientAnswer, ClientCommand, FloorAddresses } from './xds-channel-client.js';
 
-type Side = 'lbtree' | 'grpc-js-xds' | 'grpc-js-floor';
+export type Side = 'lbtree' | 'grpc-js-xds' | 'grpc-js-floor';
 /** Only these sides (comma-separated), e.g. while profiling one of them: then the raw figures are printed. */
 const ONLY = process.env.BENCH_XDS_SIDES?.split(',');
 const only = (sides: readonly Side[]) => sides.filter((s) => !ONLY || ONLY.includes(s));
@@ -115,22 +115,23 @@ function service(localities: LocalitySpec[]) {
   return RETRY_POLICY ? faulted.map(withRetryPolicy) : faulted;
 }
 
-function baseline(backends: readonly Backend[]) {
+export function baseline(backends: readonly Backend[]) {
   return service([{ zone: 'zone-0', endpoints: backends.map((b) => b.address) }]);
 }
 
 /** N endpoints in LOCALITIES localities: the backends first in zone-0, the marker last in the last one. */
-function bigAssignment(n: number, backends: readonly Backend[], marker: Backend) {
+export function bigAssignment(n: number, backends: readonly Backend[], marker: Backend, shift = 0) {
   const localities = bigLocalities(
     n,
     backends.map((b) => b.address),
     marker.address,
+    shift,
   );
   return service(localities.map((endpoints, z) => ({ zone: `zone-${z}`, endpoints })));
 }
 
 /** A channel in its own process, connected and warmed up on the baseline. */
-class ChannelProcess {
+export class ChannelProcess {
   private readonly lines: AsyncIterator<string>;
   private constructor(
     private readonly child: ChildProcessByStdio<Writable, Readable, null>,
@@ -214,7 +215,7 @@ interface PushRun {
 
 let nodeIds = 0;
 
-const floorAddresses = (backends: readonly Backend[], marker: Backend): FloorAddresses => ({
+export const floorAddresses = (backends: readonly Backend[], marker: Backend): FloorAddresses => ({
   backends: backends.map((b) => b.address),
   marker: marker.address,
 });
