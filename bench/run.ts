@@ -12,6 +12,7 @@ import { runRegexRewriteBench } from './regex-rewrite.js';
 import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
 import { runStormBench } from './storm.js';
+import { runStormRoundsBench } from './storm-rounds.js';
 import { runWeightedRoundRobinBench } from './weighted-round-robin.js';
 import { runXdsChannelBench } from './xds-channel.js';
 import { runXdsChannelCostBench } from './xds-channel-cost.js';
@@ -25,6 +26,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   'ring-hash': runRingHashBench,
   'regex-rewrite': runRegexRewriteBench,
   storm: runStormBench,
+  'storm-rounds': runStormRoundsBench,
   'xds-client': runXdsClientBench,
   'xds-channel': runXdsChannelBench,
   'xds-channel-cost': runXdsChannelCostBench,
