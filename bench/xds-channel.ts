@@ -201,7 +201,8 @@ export class ChannelProcess {
   async exit(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const exited = new Promise((r) => this.child.once('exit', r));
-    this.send({ cmd: 'exit' });
+    // Killed at a cap: it is going, and its stdin takes nothing more.
+    if (!this.child.killed) this.send({ cmd: 'exit' });
     await exited;
   }
 }

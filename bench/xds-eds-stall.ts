@@ -42,6 +42,20 @@ interface PushFigures {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The channel's stall figures, or null (its process killed) when it does not answer within the ACK cap. */
+async function readStall(channel: ChannelProcess) {
+  channel.send({ cmd: 'stall' });
+  const answer = await channel.nextWithin(ACK_TIMEOUT_MS);
+  if (answer === null) return null;
+  if (!('maxStallMs' in answer)) throw new Error(`expected the stall figures, got ${JSON.stringify(answer)}`);
+  return answer;
+}
+
+async function settledStall(channel: ChannelProcess) {
+  await sleep(SETTLE_MS);
+  return readStall(channel);
+}
+
 async function measureSide(side: Side): Promise<PushFigures[]> {
   const servers = await startBackends(['b1', 'b2', 'b3', 'marker']);
   const backends = servers.slice(0, 3);
@@ -54,7 +68,7 @@ async function measureSide(side: Side): Promise<PushFigures[]> {
   try {
     await channel.request({ cmd: 'load', rate: RATE }, 'loading');
     await sleep(SETTLE_MS);
-    await channel.request({ cmd: 'stall' }, 'maxStallMs');
+    await readStall(channel);
     const pushes = side === 'grpc-js-xds' ? GRPC_JS_XDS_PUSHES : PUSHES;
     for (let push = 0; push < pushes; push++) {
       let ackMs = Number.NaN;
@@ -64,14 +78,25 @@ async function measureSide(side: Side): Promise<PushFigures[]> {
         const resources = bigAssignment(N, backends, marker, push);
         const start = process.hrtime.bigint();
         const version = plane.setResources(resources);
-        await plane.waitForAck(
-          { nodeId, typeUrl: CLUSTER_LOAD_ASSIGNMENT_TYPE_URL, version },
-          ACK_TIMEOUT_MS,
+        const filter = { nodeId, typeUrl: CLUSTER_LOAD_ASSIGNMENT_TYPE_URL, version };
+        const acked = await plane.waitForAck(filter, ACK_TIMEOUT_MS).then(
+          () => true,
+          () => false,
         );
-        ackMs = Number(process.hrtime.bigint() - start) / 1e6;
+        ackMs = acked ? Number(process.hrtime.bigint() - start) / 1e6 : Number.POSITIVE_INFINITY;
       }
-      await sleep(SETTLE_MS);
-      const read = await channel.request({ cmd: 'stall' }, 'maxStallMs');
+      // No ACK within the cap (or no answer): the side's pushes end here, its process is stopped.
+      const read = Number.isFinite(ackMs) || Number.isNaN(ackMs) ? await settledStall(channel) : null;
+      if (read === null) {
+        figures.push({
+          maxStallMs: Number.NaN,
+          ackMs: Number.POSITIVE_INFINITY,
+          ok: 0,
+          failed: 0,
+          heapBytes: 0,
+        });
+        break;
+      }
       figures.push({ ...read, ackMs });
     }
   } finally {
@@ -102,6 +127,11 @@ export async function runXdsEdsStallBench(): Promise<void> {
     );
   }
   for (const [side, list] of runs) {
+    if (list.some((f) => f.ackMs === Number.POSITIVE_INFINITY)) {
+      console.log(
+        `\n${side}: no ACK (or no answer) within ${ACK_TIMEOUT_MS / 1000} s at push ${list.length}; its pushes stopped there.`,
+      );
+    }
     console.log(
       `\n${side}, per push (longest stall ms / ACK ms / heap MB): ${list.map((f) => `${f.maxStallMs.toFixed(0)}/${Number.isNaN(f.ackMs) ? '-' : f.ackMs.toFixed(0)}/${(f.heapBytes / 2 ** 20).toFixed(0)}`).join(', ')}`,
     );
