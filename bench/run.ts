@@ -12,9 +12,12 @@ import { runRegexRewriteBench } from './regex-rewrite.js';
 import { runRingHashBench } from './ring-hash.js';
 import { runRoundRobinBench } from './round-robin.js';
 import { runStormBench } from './storm.js';
+import { runStormRoundsBench } from './storm-rounds.js';
 import { runWeightedRoundRobinBench } from './weighted-round-robin.js';
 import { runXdsChannelBench } from './xds-channel.js';
+import { runXdsChannelCostBench } from './xds-channel-cost.js';
 import { runXdsClientBench } from './xds-client.js';
+import { runXdsEdsStallBench } from './xds-eds-stall.js';
 
 const sections: Record<string, () => void | Promise<void>> = {
   'round-robin': runRoundRobinBench,
@@ -23,12 +26,15 @@ const sections: Record<string, () => void | Promise<void>> = {
   'ring-hash': runRingHashBench,
   'regex-rewrite': runRegexRewriteBench,
   storm: runStormBench,
+  'storm-rounds': runStormRoundsBench,
   'xds-client': runXdsClientBench,
   'xds-channel': runXdsChannelBench,
+  'xds-channel-cost': runXdsChannelCostBench,
   'weighted-round-robin': runWeightedRoundRobinBench,
   'eds-decode': runEdsDecodeBench,
   recorder: runRecorderBench,
   metrics: runMetricsBench,
+  'xds-eds-stall': runXdsEdsStallBench,
 };
 
 const filter = process.argv.slice(2);

@@ -83,7 +83,7 @@ export function createLbtreeStorm(
   shape: Shape,
   n: number,
   connectAtOnce = false,
-): StormHarness {
+): LbtreeStormHarness {
   const registry = registerAllPolicies(new Registry());
   const parsed = registry.parseLbConfigList([lbtreeConfig(policy, shape, n)]);
   const clock = new ManualClock();
@@ -127,9 +127,24 @@ export function createLbtreeStorm(
       sub(i)!.transition('IDLE');
       connecting(i).transition('TRANSIENT_FAILURE');
     },
+    prepareAgain: () => {
+      // A fresh copy of the same list, as a resolver re-delivers it: new endpoint objects, the same addresses.
+      const list = lbtreeEndpoints(shape, n, channel);
+      return () => {
+        lb.update({ endpoints: ok(list), config: parsed.config, attributes });
+      };
+    },
+    pick: () => channel.picker.pick(channel.pickArgs),
     get state() {
       return channel.state;
     },
     destroy: () => lb.destroy(),
   };
+}
+
+/** lbtree's storm harness also re-delivers the list and picks (bench/storm-rounds.ts). */
+export interface LbtreeStormHarness extends StormHarness {
+  /** A fresh copy of the same list (new endpoint and attribute objects, the same addresses), and its delivery. */
+  prepareAgain(): () => void;
+  pick(): unknown;
 }

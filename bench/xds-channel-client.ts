@@ -27,12 +27,21 @@ export type ClientCommand =
       /** The floor side pushes the big assignment's N addresses itself, once armed. */
       readonly n?: number;
     }
+  /** Starts `rate` calls per second (each wait-for-ready, none awaited by the next) and an event-loop delay monitor. */
+  | { readonly cmd: 'load'; readonly rate: number }
+  /** The floor side hands its resolver the big assignment's N addresses (shifted by `shift`), synchronously. */
+  | { readonly cmd: 'push'; readonly n: number; readonly shift: number }
+  /** The longest event-loop stall since the last `stall` (or `load`), and the calls answered meanwhile. */
+  | { readonly cmd: 'stall' }
   | { readonly cmd: 'exit' };
 
 export type ClientAnswer =
   | { readonly ready: true }
   | { readonly qps: number; readonly cpuUsPerRpc: number }
   | { readonly armed: true }
+  | { readonly loading: true }
+  | { readonly pushed: true }
+  | { readonly maxStallMs: number; readonly ok: number; readonly failed: number; readonly heapBytes: number }
   /** markerNs: process.hrtime (CLOCK_MONOTONIC, shared by every process of the machine) of the first RPC answered by the marker; null when the cap ran out. */
   | { readonly markerNs: string | null; readonly heapBytes: number; readonly pushedNs?: string };
 
@@ -168,6 +177,53 @@ async function startProfiler(window: 'qps' | 'push'): Promise<{ stop(): Promise<
   };
 }
 
+/**
+ * Calls at a steady rate in the background, and the event loop's longest stall meanwhile: the longest gap
+ * between two runs of a 10 ms interval timer, less those 10 ms (what perf_hooks.monitorEventLoopDelay's max
+ * measures; its histogram read 0 in the floor's process after a reset, so the gap is measured here directly).
+ */
+class BackgroundLoad {
+  ok = 0;
+  failed = 0;
+  private maxGapMs = 0;
+  constructor(rate: number) {
+    const everyMs = 1000 / rate;
+    let due = performance.now();
+    // A timer every 5 ms issues the calls that are due: a stalled loop issues the ones it missed when it resumes,
+    // as callers whose requests queued meanwhile would.
+    setInterval(() => {
+      const now = performance.now();
+      for (; due <= now; due += everyMs) {
+        whoami(client, { waitForReady: true, deadlineMs: 60_000 }).then(
+          () => this.ok++,
+          () => this.failed++,
+        );
+      }
+    }, 5);
+    let last = performance.now();
+    setInterval(() => {
+      const now = performance.now();
+      this.maxGapMs = Math.max(this.maxGapMs, now - last - STALL_TICK_MS);
+      last = now;
+    }, STALL_TICK_MS);
+  }
+  /** The longest stall (ms) and the calls answered since the last read. */
+  read(): { maxStallMs: number; ok: number; failed: number; heapBytes: number } {
+    const figures = {
+      maxStallMs: this.maxGapMs,
+      ok: this.ok,
+      failed: this.failed,
+      heapBytes: process.memoryUsage().heapUsed,
+    };
+    this.maxGapMs = 0;
+    this.ok = 0;
+    this.failed = 0;
+    return figures;
+  }
+}
+const STALL_TICK_MS = 10;
+let load: BackgroundLoad | null = null;
+
 await warmUp(Number(process.argv[3] ?? 1));
 answer({ ready: true });
 for await (const line of createInterface({ input: process.stdin })) {
@@ -175,7 +231,17 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (command.cmd === 'qps') answer(await qps(command.rpcs, command.inflight));
   else if (command.cmd === 'arm')
     await awaitMarker(command.marker, command.settleMs, command.capMs, command.n);
-  else break;
+  else if (command.cmd === 'load') {
+    load = new BackgroundLoad(command.rate);
+    answer({ loading: true });
+  } else if (command.cmd === 'push') {
+    if (!floor) throw new Error('push: only the grpc-js-floor side pushes its own addresses');
+    pushAddresses(bigLocalities(command.n, floor.backends, floor.marker, command.shift).flat());
+    answer({ pushed: true });
+  } else if (command.cmd === 'stall') {
+    if (!load) throw new Error('stall: send load first');
+    answer(load.read());
+  } else break;
 }
 client.close();
 process.exit(0);

@@ -68,7 +68,7 @@ import { median, printRow, printTableHeader } from './report.js';
 import { bigLocalities } from './xds-channel-assignment.js';
 import type { ClientAnswer, ClientCommand, FloorAddresses } from './xds-channel-client.js';
 
-type Side = 'lbtree' | 'grpc-js-xds' | 'grpc-js-floor' | 'lbtree-no-lrs';
+export type Side = 'lbtree' | 'grpc-js-xds' | 'grpc-js-floor' | 'lbtree-no-lrs';
 /** Only these sides (comma-separated), e.g. while profiling one of them: then the raw figures are printed. */
 const ONLY = process.env.BENCH_XDS_SIDES?.split(',');
 const only = (sides: readonly Side[]) => sides.filter((s) => !ONLY || ONLY.includes(s));
@@ -135,7 +135,7 @@ function noLrsTwin(backends: readonly Backend[]) {
     : [];
 }
 
-function baseline(backends: readonly Backend[]) {
+export function baseline(backends: readonly Backend[]) {
   return [
     ...service([{ zone: 'zone-0', endpoints: backends.map((b) => b.address) }]),
     ...noLrsTwin(backends),
@@ -143,11 +143,12 @@ function baseline(backends: readonly Backend[]) {
 }
 
 /** N endpoints in LOCALITIES localities: the backends first in zone-0, the marker last in the last one. */
-function bigAssignment(n: number, backends: readonly Backend[], marker: Backend) {
+export function bigAssignment(n: number, backends: readonly Backend[], marker: Backend, shift = 0) {
   const localities = bigLocalities(
     n,
     backends.map((b) => b.address),
     marker.address,
+    shift,
   );
   return [
     ...service(localities.map((endpoints, z) => ({ zone: `zone-${z}`, endpoints }))),
@@ -156,7 +157,7 @@ function bigAssignment(n: number, backends: readonly Backend[], marker: Backend)
 }
 
 /** A channel in its own process, connected and warmed up on the baseline. */
-class ChannelProcess {
+export class ChannelProcess {
   private readonly lines: AsyncIterator<string>;
   private constructor(
     private readonly child: ChildProcessByStdio<Writable, Readable, null>,
@@ -226,7 +227,8 @@ class ChannelProcess {
   async exit(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const exited = new Promise((r) => this.child.once('exit', r));
-    this.send({ cmd: 'exit' });
+    // Killed at a cap: it is going, and its stdin takes nothing more.
+    if (!this.child.killed) this.send({ cmd: 'exit' });
     await exited;
   }
 }
@@ -240,7 +242,7 @@ interface PushRun {
 
 let nodeIds = 0;
 
-const floorAddresses = (backends: readonly Backend[], marker: Backend): FloorAddresses => ({
+export const floorAddresses = (backends: readonly Backend[], marker: Backend): FloorAddresses => ({
   backends: backends.map((b) => b.address),
   marker: marker.address,
 });

@@ -55,8 +55,18 @@ export function subchannelOptions(options: ChannelOptions): ChannelOptions {
 }
 
 /**
+ * At most this many grpc-js subchannels are created in one event-loop turn; the handles of the others are
+ * made at once and their grpc-js subchannels in the next turns (setImmediate), in order. Creating one costs
+ * grpc-js a scan of all of the channel's subchannels (its pool) and starting it connecting a socket: 10,000 of
+ * them in one turn stalled every call of the process for over a second (issue 25 §5), and the refused
+ * connections of a whole batch then came back in one burst. An update of fewer is not deferred at all.
+ */
+export const SUBCHANNELS_PER_TURN = 100;
+
+/**
  * One grpc-js subchannel the helper holds for an address, with the options it was made with, and the owner of
- * every lbtree handle on it: the last handle released gives it back (channelz included).
+ * every lbtree handle on it: the last handle released gives it back (channelz included). `grpc` is null while
+ * its creation waits for a later turn; the handles made meanwhile wait in `waiting`.
  */
 class HeldSubchannel implements HandleOwner {
   handles = 0;
@@ -65,22 +75,40 @@ class HeldSubchannel implements HandleOwner {
   /** A94's metrics of the connection, while the helper records metrics. */
   private metrics: SubchannelMetrics | null = null;
   private metricsListener: experimental.ConnectivityStateListener | null = null;
+  grpc: experimental.SubchannelInterface | null = null;
+  waiting: GrpcSubchannelHandle[] | null = null;
 
   constructor(
     readonly key: string,
-    readonly grpc: experimental.SubchannelInterface,
+    readonly address: Address,
+    /** The attributes of the endpoint it was first asked for (A94's metric labels). */
+    private readonly attributes: Attributes,
     readonly options: ChannelOptions,
     private readonly helper: GrpcHelperAdapter,
   ) {}
 
+  /** Creates the grpc-js subchannel (now), and attaches every handle waiting for it. */
+  createNow(): void {
+    if (this.grpc !== null) return;
+    const grpc = this.helper.createGrpcSubchannel(this.address, this.options);
+    this.grpc = grpc;
+    const recording = this.helper.recording;
+    if (recording !== null) this.stopRecording = recording.watch(addressKey(this.address), grpc);
+    const metricsRecorder = this.helper.metricsRecorder;
+    if (metricsRecorder !== undefined) this.recordMetrics(metricsRecorder, grpc);
+    const waiting = this.waiting;
+    this.waiting = null;
+    if (waiting !== null) for (const handle of waiting) handle.attach(grpc);
+  }
+
   /** A94: counts this subchannel's connections, labelled with the endpoint's backend service and locality. */
-  recordMetrics(recorder: MetricsRecorder, attributes: Attributes): void {
-    const state = fromGrpcState(this.grpc.getConnectivityState());
-    const metrics = new SubchannelMetrics(recorder, subchannelMetricLabels(attributes), state);
+  private recordMetrics(recorder: MetricsRecorder, grpc: experimental.SubchannelInterface): void {
+    const state = fromGrpcState(grpc.getConnectivityState());
+    const metrics = new SubchannelMetrics(recorder, subchannelMetricLabels(this.attributes), state);
     this.metrics = metrics;
     this.metricsListener = (_subchannel, _previous, next, _keepalive, errorMessage) =>
       metrics.onState(fromGrpcState(next), errorMessage);
-    this.grpc.addConnectivityStateListener(this.metricsListener);
+    grpc.addConnectivityStateListener(this.metricsListener);
   }
 
   handleReleased(): void {
@@ -89,7 +117,7 @@ class HeldSubchannel implements HandleOwner {
 
   /** The last handle went: the subchannel is shut down for this channel. */
   stopMetrics(): void {
-    if (this.metricsListener !== null) this.grpc.removeConnectivityStateListener(this.metricsListener);
+    if (this.metricsListener !== null) this.grpc!.removeConnectivityStateListener(this.metricsListener);
     this.metricsListener = null;
     this.metrics?.shutdown();
     this.metrics = null;
@@ -122,6 +150,12 @@ export class GrpcHelperAdapter implements Helper {
   };
   private options: ChannelOptions = {};
   private readonly held = new Map<string, HeldSubchannel>();
+  /** grpc-js subchannels created in this event-loop turn (see SUBCHANNELS_PER_TURN). */
+  private createdThisTurn = 0;
+  private turnScheduled = false;
+  /** Held subchannels whose creation waits for a later turn, in order, from `nextDeferred` on. */
+  private deferred: HeldSubchannel[] = [];
+  private nextDeferred = 0;
   private readonly securityOptions = new WeakMap<
     ClusterTransportSecurity,
     { base: ChannelOptions; options: ChannelOptions }
@@ -161,17 +195,56 @@ export class GrpcHelperAdapter implements Helper {
       security === undefined ? addressKey(address) : `${addressKey(address)}#${this.securityId(security)}`;
     let held = this.held.get(key);
     if (held === undefined || held.options !== options) {
-      const grpcSubchannel = this.grpc.createSubchannel(address, options);
-      this.grpc.addChannelzChild(grpcSubchannel.getChannelzRef());
       // One made with older options stays with the handles that have it; new handles get this one.
-      held = new HeldSubchannel(key, grpcSubchannel, options, this);
-      if (this.recording !== null)
-        held.stopRecording = this.recording.watch(addressKey(address), grpcSubchannel);
-      if (this.metricsRecorder !== undefined) held.recordMetrics(this.metricsRecorder, attributes);
+      held = new HeldSubchannel(key, address, attributes, options, this);
       this.held.set(key, held);
+      if (this.createdThisTurn < SUBCHANNELS_PER_TURN && this.nextDeferred === this.deferred.length) {
+        held.createNow();
+      } else {
+        this.deferred.push(held);
+        this.scheduleTurn();
+      }
     }
     held.handles++;
-    return new GrpcSubchannelHandle(address, held.grpc, held);
+    const handle = new GrpcSubchannelHandle(address, held.grpc, held);
+    if (held.grpc === null) {
+      held.waiting ??= [];
+      held.waiting.push(handle);
+    }
+    return handle;
+  }
+
+  /** @internal Creates a grpc-js subchannel (counted against this turn's limit) and registers it with channelz. */
+  createGrpcSubchannel(address: Address, options: ChannelOptions): experimental.SubchannelInterface {
+    this.createdThisTurn++;
+    this.scheduleTurn();
+    const grpcSubchannel = this.grpc.createSubchannel(address, options);
+    this.grpc.addChannelzChild(grpcSubchannel.getChannelzRef());
+    return grpcSubchannel;
+  }
+
+  /** The next turn starts a new count, and creates the deferred subchannels it has room for. */
+  private scheduleTurn(): void {
+    if (this.turnScheduled) return;
+    this.turnScheduled = true;
+    setImmediate(() => this.nextTurn());
+  }
+
+  private nextTurn(): void {
+    this.turnScheduled = false;
+    this.createdThisTurn = 0;
+    const deferred = this.deferred;
+    while (this.nextDeferred < deferred.length && this.createdThisTurn < SUBCHANNELS_PER_TURN) {
+      const held = deferred[this.nextDeferred++]!;
+      // Released meanwhile (or created on demand): nothing to create.
+      if (held.handles > 0) held.createNow();
+    }
+    if (this.nextDeferred === deferred.length) {
+      this.deferred = [];
+      this.nextDeferred = 0;
+    } else {
+      this.scheduleTurn();
+    }
   }
 
   /**
@@ -201,7 +274,7 @@ export class GrpcHelperAdapter implements Helper {
     if (this.held.get(held.key) === held) this.held.delete(held.key);
     held.stopRecording?.();
     held.stopMetrics();
-    this.grpc.removeChannelzChild(held.grpc.getChannelzRef());
+    if (held.grpc !== null) this.grpc.removeChannelzChild(held.grpc.getChannelzRef());
   }
 
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { connectivityState, type experimental } from '@grpc/grpc-js';
 import type { ConnectivityState } from '../../src/core/index.js';
-import { GrpcHelperAdapter } from '../../src/grpc-js/helper-adapter.js';
+import { GrpcHelperAdapter, SUBCHANNELS_PER_TURN } from '../../src/grpc-js/helper-adapter.js';
 import { GrpcSubchannelHandle } from '../../src/grpc-js/subchannel-adapter.js';
 
 /** The part of grpc-js's SubchannelInterface the handle uses, with its listeners in view. */
@@ -44,7 +44,7 @@ function fakeGrpcSubchannel() {
 }
 
 const released: GrpcSubchannelHandle[] = [];
-const owner = { handleReleased: (h: GrpcSubchannelHandle) => released.push(h) };
+const owner = { handleReleased: (h: GrpcSubchannelHandle) => released.push(h), createNow: () => {} };
 
 test('watchers of a handle share one grpc-js listener; each hears the state and a TF status naming the address', () => {
   const grpc = fakeGrpcSubchannel();
@@ -236,4 +236,84 @@ test('new channel options make a new grpc-js subchannel; handles on the old one 
   assert.equal(grpc.channelz.size, 1);
   fresh.release();
   assert.equal(grpc.channelz.size, 0);
+});
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+const address = (i: number) => ({ host: `10.1.${i >> 8}.${i & 255}`, port: 80 });
+
+test('issue 25 §5: at most SUBCHANNELS_PER_TURN grpc-js subchannels per event-loop turn; the rest follow in later turns, in order, with their watchers and connection requests', async () => {
+  assert.equal(SUBCHANNELS_PER_TURN, 100);
+  const grpc = fakeChannelHelper();
+  const helper = new GrpcHelperAdapter(grpc as never, 'test');
+  const heard: string[] = [];
+  const handles = Array.from({ length: 250 }, (_, i) => {
+    const handle = helper.createSubchannel(address(i)) as GrpcSubchannelHandle;
+    handle.watchConnectivity((s) => heard.push(`${i} ${s}`));
+    handle.requestConnection();
+    return handle;
+  });
+  assert.equal(grpc.created.length, 100, 'the first 100 at once');
+  assert.equal(handles[99]!.attached, true);
+  assert.equal(handles[100]!.attached, false);
+  assert.equal(handles[100]!.state, 'IDLE', 'a handle still waiting for its subchannel is IDLE');
+  assert.equal(grpc.channelz.size, 100);
+  await nextTurn();
+  assert.equal(grpc.created.length, 200, 'the next 100 in the next turn');
+  await nextTurn();
+  assert.equal(grpc.created.length, 250);
+  assert.deepEqual(
+    grpc.created.map((c) => c.address),
+    handles.map((_, i) => `${address(i).host}:80`),
+    'created in the order asked for',
+  );
+  assert.equal(grpc.channelz.size, 250);
+  // Each waiting handle's watcher is on its grpc-js subchannel now, and its connection request was passed on.
+  const sub = handles[180]!.grpc as unknown as ReturnType<typeof fakeGrpcSubchannel>;
+  assert.equal(sub.stateListeners.size, 1);
+  sub.emit(connectivityState.CONNECTING);
+  assert.deepEqual(heard, ['180 CONNECTING']);
+  for (const h of handles) h.release();
+  assert.equal(grpc.channelz.size, 0);
+});
+
+test('issue 25 §5: a waiting handle is created at once when its grpc-js subchannel is needed; one released while waiting is never created; a pooled subchannel already READY is reported', async () => {
+  const grpc = fakeChannelHelper();
+  const started: string[] = [];
+  const create = grpc.createSubchannel.bind(grpc);
+  grpc.createSubchannel = (a, options) => {
+    const sub = create(a, options);
+    // grpc-js's pool can hand back a subchannel another channel already connected.
+    if (a.host === '10.9.9.9') sub.state = connectivityState.READY;
+    sub.startConnecting = () => started.push(a.host);
+    return sub;
+  };
+  const helper = new GrpcHelperAdapter(grpc as never, 'test');
+  for (let i = 0; i < SUBCHANNELS_PER_TURN; i++) helper.createSubchannel(address(i));
+  const released = helper.createSubchannel({ host: '10.9.9.1', port: 80 });
+  released.requestConnection();
+  const needed = helper.createSubchannel({ host: '10.9.9.2', port: 80 }) as GrpcSubchannelHandle;
+  const ready = helper.createSubchannel({ host: '10.9.9.9', port: 80 });
+  const states: string[] = [];
+  ready.watchConnectivity((s) => states.push(s));
+  ready.requestConnection();
+  assert.equal(grpc.created.length, SUBCHANNELS_PER_TURN);
+  released.release();
+  assert.equal(needed.grpc, needed.grpc, 'created on demand');
+  assert.equal(grpc.created.length, SUBCHANNELS_PER_TURN + 1);
+  assert.equal(grpc.created.at(-1)!.address, '10.9.9.2:80');
+  await nextTurn();
+  assert.deepEqual(
+    grpc.created.slice(SUBCHANNELS_PER_TURN).map((c) => c.address),
+    ['10.9.9.2:80', '10.9.9.9:80'],
+    'the released one was never created',
+  );
+  assert.deepEqual(states, ['READY'], 'the state it already had is reported when it attaches');
+  assert.deepEqual(started, ['10.9.9.9'], 'the connection request made while waiting is passed on');
+  // A second handle on an address still waiting attaches with the first.
+  for (let i = 0; i < SUBCHANNELS_PER_TURN; i++) helper.createSubchannel(address(1000 + i));
+  const first = helper.createSubchannel({ host: '10.9.8.1', port: 80 }) as GrpcSubchannelHandle;
+  const second = helper.createSubchannel({ host: '10.9.8.1', port: 80 }) as GrpcSubchannelHandle;
+  assert.equal(first.attached || second.attached, false);
+  await nextTurn();
+  assert.equal(first.grpc, second.grpc);
 });

@@ -47,11 +47,14 @@ export class ClusterCallStats {
     this.reserved++;
     if (this.expiring) return;
     this.expiring = true;
-    clock.setTimer(0, () => {
-      this.expiring = false;
-      this.reserved = 0;
-    });
+    // One function for every turn's timer, not a closure per turn (a turn per call when calls come one by one).
+    clock.setTimer(0, this.expireReservations);
   }
+
+  private readonly expireReservations = (): void => {
+    this.expiring = false;
+    this.reserved = 0;
+  };
 
   /** A picked call started (its reservation, if still open, becomes the in-flight call). */
   callStarted(): void {

@@ -1,0 +1,88 @@
+// One channel for the xds-channel-cost benchmark (bench/xds-channel-cost.ts), in a fresh process of its own:
+// `node bench/xds-channel-cost-client.mjs <lbtree|grpc-js-xds|grpc-js-plain>`. Plain JavaScript, run without
+// tsx, so that its start-up loads modules as a user's process does (no loader hooks). lbtree is the compiled
+// dist/ through the package's own exports. The bootstrap JSON comes in BENCH_XDS_BOOTSTRAP, the plain
+// channel's backend addresses in BENCH_PLAIN_ADDRESSES (comma-separated). One JSON line on stdout, then exit.
+import { performance } from 'node:perf_hooks';
+
+const side = process.argv[2];
+const WARM_UP = Number(process.env.BENCH_COST_WARM_UP ?? 1_500);
+const SEQUENTIAL = Number(process.env.BENCH_COST_SEQUENTIAL ?? 3_000);
+const CONCURRENT = Number(process.env.BENCH_COST_CONCURRENT ?? 10_000);
+const INFLIGHT = 50;
+
+/** Milliseconds since this process started (performance's time origin), at the first line of this module. */
+const mainMs = performance.now();
+
+const grpc = await import('@grpc/grpc-js');
+let target;
+const options = {};
+if (side === 'lbtree') {
+  const { register } = await import('lbtree/grpc-js');
+  register({ xds: { bootstrap: JSON.parse(process.env.BENCH_XDS_BOOTSTRAP) } });
+  target = 'xds:///bench';
+} else if (side === 'grpc-js-xds') {
+  process.env.GRPC_XDS_BOOTSTRAP_CONFIG = process.env.BENCH_XDS_BOOTSTRAP;
+  const { register } = await import('@grpc/grpc-js-xds');
+  register();
+  target = 'xds:///bench';
+} else if (side === 'grpc-js-plain') {
+  target = `ipv4:${process.env.BENCH_PLAIN_ADDRESSES}`;
+  options['grpc.service_config'] = JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] });
+} else {
+  throw new Error(`side must be lbtree, grpc-js-xds or grpc-js-plain, got ${side}`);
+}
+const loadedMs = performance.now();
+
+const passThrough = (b) => b;
+const Client = grpc.makeGenericClientConstructor(
+  {
+    whoami: {
+      path: '/lbtree.test.Backend/Whoami',
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: passThrough,
+      requestDeserialize: passThrough,
+      responseSerialize: passThrough,
+      responseDeserialize: passThrough,
+    },
+  },
+  'Backend',
+);
+const client = new Client(target, grpc.credentials.createInsecure(), options);
+const empty = Buffer.alloc(0);
+const call = () =>
+  new Promise((resolve, reject) =>
+    client.whoami(empty, { deadline: Date.now() + 30_000, waitForReady: true }, (e, reply) =>
+      e ? reject(e) : resolve(reply),
+    ),
+  );
+
+await call();
+const firstOkMs = performance.now();
+
+for (let i = 0; i < WARM_UP; i++) await call();
+
+/** Wall and CPU (user + system) per call, in µs, over `calls` calls with `inflight` in flight. */
+async function perCall(calls, inflight) {
+  let started = 0;
+  const cpu = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: inflight }, async () => {
+      while (started < calls) {
+        started++;
+        await call();
+      }
+    }),
+  );
+  const wallUs = Number(process.hrtime.bigint() - start) / 1e3 / calls;
+  const used = process.cpuUsage(cpu);
+  return { wallUs, cpuUs: (used.user + used.system) / calls };
+}
+
+const sequential = await perCall(SEQUENTIAL, 1);
+const concurrent = await perCall(CONCURRENT, INFLIGHT);
+client.close();
+process.stdout.write(`${JSON.stringify({ mainMs, loadedMs, firstOkMs, sequential, concurrent })}\n`);
+process.exit(0);
