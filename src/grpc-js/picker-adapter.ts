@@ -17,24 +17,6 @@ import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
 /** `extraPickInfo` key a config selector uses to hand the request hash down (a decimal string). */
 export const HASH_PICK_INFO_KEY = 'hash';
 
-/**
- * `extraPickInfo` key of a call its config selector could not route yet (lbtree's xds resolver while the
- * resolution fails, A88): the value is a {@link DeferredRoute}, which routes the call at pick time. grpc-js
- * selects a call's config once, so a wait-for-ready call that waits out a resolution error is routed here.
- */
-export const DEFERRED_ROUTE_PICK_INFO_KEY = 'lbtree.deferred_route';
-
-export interface DeferredRoute {
-  /**
-   * Routes the call by writing its route into `pickInfo` (the call's own pick information, which grpc-js hands
-   * every pick of the call) and returns undefined; or returns why it cannot, and whether waiting can fix that.
-   */
-  route(
-    pickInfo: Record<string, unknown>,
-    metadata: experimental.PickArgs['metadata'],
-  ): { readonly status: Status; readonly waitable: boolean } | undefined;
-}
-
 const QUEUE_RESULT: experimental.PickResult = Object.freeze({
   pickResultType: experimental.PickResultType.QUEUE,
   subchannel: null,
@@ -82,11 +64,6 @@ export class GrpcPickerAdapter implements experimental.Picker {
     const args = this.args;
     args.metadata = pickArgs.metadata as unknown as PickArgs['metadata'];
     args.extraPickInfo = pickArgs.extraPickInfo;
-    const deferred = pickArgs.extraPickInfo[DEFERRED_ROUTE_PICK_INFO_KEY] as DeferredRoute | undefined;
-    if (deferred !== undefined) {
-      const unrouted = deferred.route(pickArgs.extraPickInfo, pickArgs.metadata);
-      if (unrouted !== undefined) return failure(!unrouted.waitable, unrouted.status);
-    }
     const result = this.picker.pick(args);
     if (result.type === 'complete') {
       const handle = result.subchannel as GrpcSubchannelHandle;

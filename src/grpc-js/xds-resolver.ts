@@ -5,7 +5,7 @@
 // does its A55 stateful session, whose response side is a dynamic filter; its route's A31 timeout and A44
 // retry policy are its method config, so grpc-js's own retry machinery runs the retries; A33 fault injection
 // is a dynamic filter too, applying what src/xds/resolver decides (delay the call's start, fail it with a
-// status). The xDS client and decoders load with the first `xds:` channel (xds-resolution-start.ts), not with
+// status). A call made while the resolution fails is routed by a filter when it would be sent (A88). The xDS client and decoders load with the first `xds:` channel (xds-resolution-start.ts), not with
 // `register()`.
 
 import {
@@ -33,7 +33,7 @@ import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
 import { canonicalTarget, channelMetricsRecorder } from './channel-metrics.js';
 import { CHANNEL_TARGET_OPTION, CHANNEL_XDS_DUMP_OPTION } from './channel-registry.js';
 import { registerCsdsAdminService } from './csds-service.js';
-import { DEFERRED_ROUTE_PICK_INFO_KEY, type DeferredRoute, HASH_PICK_INFO_KEY } from './picker-adapter.js';
+import { HASH_PICK_INFO_KEY } from './picker-adapter.js';
 import type { XdsChannelResolution } from './xds-resolution-start.js';
 import { XDS_CERTIFICATE_PROVIDERS_OPTION } from './xds-security-options.js';
 
@@ -102,42 +102,141 @@ class StatefulSessionFilter extends experimental.BaseFilter {
   }
 }
 
-/** The router a channel uses now (the resolver's latest accepted one). */
+/** The router a channel uses now (the resolver's latest accepted one), and word of the next one. */
 interface CurrentRouter {
   readonly router: CallRouter | undefined;
+  /** Calls `fn` once, when the channel takes its next router or stops; returns the cancel. */
+  onNextRouter(fn: () => void): () => void;
 }
+
+/** A call's config as grpc-js holds it: this very object is read again when the call's first attempt starts. */
+type MutableCallConfig = { -readonly [K in keyof CallConfig]: CallConfig[K] };
 
 /**
  * A call that arrived while the resolution failed (A88, A54: UNAVAILABLE with the reason, never the xDS
- * client's NOT_FOUND / INVALID_ARGUMENT). Each pick routes it with the channel's current router: while that
- * one still fails, the pick fails as a transient failure, so a wait-for-ready call waits (for the resource or
- * its deadline) as it does for any resolver error; once a router works, the call takes its route, hash and
- * session. What a route adds through the call config (its timeout, A44 retry policy, A33 fault injection,
- * response filters) is fixed before the first pick, so such a call goes without them.
+ * client's NOT_FOUND / INVALID_ARGUMENT). grpc-js selects a call's config once, before the call is sent, so
+ * such a call is routed by this filter when it would be sent: while the channel's router still fails, a call
+ * that is not wait-for-ready fails with its status and a wait-for-ready one waits (for the resource or its
+ * deadline), as it does for any resolver error; once a router works, the call takes its route as a call routed
+ * by the config selector does — cluster, hash and session in its pick information, the A44 retry policy in its
+ * method config (grpc-js reads both from `config` after the metadata filters ran), A33 faults and A55's
+ * response side run here.
+ *
+ * The A31 route timeout counts from routing (grpc-js counts a method config timeout from config selection).
+ * grpc-js fixes the call's deadline timer at config selection, and no filter or pick can end a call that was
+ * sent, so the client enforces the timeout up to the send (a fault delay included); after it, the call carries
+ * the remaining time as `grpc-timeout` for the server to enforce — unless the application set a deadline, whose
+ * `grpc-timeout` grpc-js writes over it, so a deferred call with its own deadline keeps that one after the send.
  */
-class PendingRoute implements DeferredRoute {
+class DeferredRouteFilter extends experimental.BaseFilter {
+  private ended = false;
+  private stopWaiting: (() => void) | undefined;
+  private release: (() => void) | undefined;
+  /** Once routed: the call's fault and session filters, in filter order. */
+  private readonly routed: experimental.BaseFilter[] = [];
+  private cancelTimeout: (() => void) | undefined;
+
   constructor(
     private readonly method: string,
     private readonly current: CurrentRouter,
-  ) {}
-
-  route(
-    pickInfo: Record<string, unknown>,
-    metadata: Parameters<DeferredRoute['route']>[1],
-  ): ReturnType<DeferredRoute['route']> {
-    const router = this.current.router;
-    if (router === undefined) return { status: unavailableStatus('xds resolver stopped'), waitable: true };
-    if (router.resolutionError !== undefined) return { status: router.resolutionError, waitable: true };
-    const selection = router.select(this.method, metadata as unknown as Parameters<CallRouter['select']>[1]);
-    if (!selection.ok) return { status: selection.status, waitable: false };
-    delete pickInfo[DEFERRED_ROUTE_PICK_INFO_KEY];
-    pickInfo[XDS_CLUSTER_CALL_ATTRIBUTE] = selection.clusterChild;
-    pickInfo[HASH_PICK_INFO_KEY] = selection.hash.toString();
-    if (selection.session !== undefined) pickInfo[XDS_OVERRIDE_HOST_CALL_ATTRIBUTE] = selection.session;
-    // The router holds the cluster in the LB config until released; this pick is the one that needs it.
-    selection.release();
-    return undefined;
+    private readonly config: MutableCallConfig,
+    private readonly methodConfig: (
+      timeoutMs: number | undefined,
+      retry: XdsRetryPolicy | undefined,
+    ) => MethodConfig,
+  ) {
+    super();
   }
+
+  override async sendMetadata(metadata: Promise<Metadata>): Promise<Metadata> {
+    const sent = await metadata;
+    const selection = await this.route(sent);
+    this.release = selection.release;
+    const pickInformation: Record<string, unknown> = {
+      [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
+      [HASH_PICK_INFO_KEY]: selection.hash.toString(),
+    };
+    if (selection.session !== undefined) {
+      pickInformation[XDS_OVERRIDE_HOST_CALL_ATTRIBUTE] = selection.session;
+      this.routed.push(new StatefulSessionFilter(selection.session));
+    }
+    this.config.pickInformation = pickInformation as Record<string, string>;
+    this.config.methodConfig = this.methodConfig(undefined, selection.retryPolicy);
+    this.config.onCommitted = selection.release;
+    const timeoutMs = selection.timeoutMs;
+    const due = timeoutMs === undefined ? undefined : performance.now() + timeoutMs;
+    let out: Promise<Metadata> = Promise.resolve(sent);
+    if (selection.faults.length > 0) {
+      const faults = new FaultInjectionFilter(selection.faults, selection.release);
+      this.routed.unshift(faults);
+      out = faults.sendMetadata(out);
+    }
+    if (timeoutMs !== undefined) {
+      out = Promise.race([
+        out,
+        new Promise<never>((_, reject) => {
+          this.cancelTimeout = CALL_CLOCK.setTimer(timeoutMs, () =>
+            reject(
+              grpcStatusOf(
+                GrpcStatus.DEADLINE_EXCEEDED,
+                `Deadline exceeded: the route's timeout of ${timeoutMs} ms`,
+              ),
+            ),
+          );
+        }),
+      ]);
+    }
+    const filtered = await out;
+    this.cancelTimeout?.();
+    if (due !== undefined) filtered.set('grpc-timeout', grpcTimeout(due - performance.now()));
+    return filtered;
+  }
+
+  override receiveMetadata(metadata: Metadata): Metadata {
+    for (const f of this.routed) metadata = f.receiveMetadata(metadata);
+    return metadata;
+  }
+
+  override receiveTrailers(status: StatusObject): StatusObject {
+    this.ended = true;
+    this.stopWaiting?.();
+    this.cancelTimeout?.();
+    for (const f of this.routed) status = f.receiveTrailers(status);
+    // A call that never started is never committed: its hold on the cluster ends here (release is idempotent).
+    this.release?.();
+    return status;
+  }
+
+  /** The call's route once the channel's router works; throws the status that ends the call instead. */
+  private async route(metadata: Metadata): Promise<Extract<ReturnType<CallRouter['select']>, { ok: true }>> {
+    for (;;) {
+      const router = this.current.router;
+      if (router === undefined) throw grpcStatus(unavailableStatus('xds resolver stopped'));
+      if (router.resolutionError === undefined) {
+        const selection = router.select(
+          this.method,
+          metadata as unknown as Parameters<CallRouter['select']>[1],
+        );
+        if (!selection.ok) throw grpcStatus(selection.status);
+        if (this.ended) selection.release();
+        return selection;
+      }
+      if (!metadata.getOptions().waitForReady) throw grpcStatus(router.resolutionError);
+      await new Promise<void>((resolve) => {
+        this.stopWaiting = this.current.onNextRouter(resolve);
+      });
+    }
+  }
+}
+
+function grpcStatusOf(code: GrpcStatus, details: string) {
+  return { code, details, metadata: new GrpcMetadata() };
+}
+
+/** A `grpc-timeout` header value (at most 8 digits): milliseconds, or whole seconds beyond that. */
+function grpcTimeout(ms: number): string {
+  const left = Math.max(0, Math.ceil(ms));
+  return left < 1e8 ? `${left}m` : `${Math.min(Math.ceil(left / 1000), 99_999_999)}S`;
 }
 
 function unavailableStatus(details: string): Status {
@@ -252,15 +351,18 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
 
   invoke(methodName: string, metadata: Metadata): CallConfig {
     if (this.router.resolutionError !== undefined) {
-      const pending: Record<string, unknown> = {
-        [DEFERRED_ROUTE_PICK_INFO_KEY]: new PendingRoute(methodName, this.current),
-      };
-      return {
+      // Routed when it would be sent (DeferredRouteFilter), which fills in this config.
+      const config: MutableCallConfig = {
         methodConfig: NO_TIMEOUT,
-        pickInformation: pending as Record<string, string>,
+        pickInformation: {},
         status: GrpcStatus.OK,
-        dynamicFilterFactories: NO_FILTERS,
+        dynamicFilterFactories: [],
       };
+      const methodConfig = this.methodConfig.bind(this);
+      config.dynamicFilterFactories = [
+        { createFilter: () => new DeferredRouteFilter(methodName, this.current, config, methodConfig) },
+      ];
+      return config;
     }
     const selection = this.router.select(
       methodName,
@@ -336,8 +438,9 @@ export function xdsTarget(target: experimental.GrpcUri): { authority: string | u
 }
 
 export class XdsResolver implements experimental.Resolver, CurrentRouter {
-  /** The router of the result grpc-js holds now (calls routed at pick time use it). */
+  /** The router of the result grpc-js holds now (calls that waited out a resolution error use it). */
   router: CallRouter | undefined;
+  private nextRouterWaiters = new Set<() => void>();
   /** Set from the first updateResolution until destroy (or a failed start, so that grpc-js's retry retries). */
   private starting = false;
   private resolution: XdsChannelResolution | null = null;
@@ -426,12 +529,25 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
       result.router.resolutionError?.details ?? '',
     );
     if (!accepted) this.router = previous;
+    else this.wakeWaiters();
     return accepted;
+  }
+
+  onNextRouter(fn: () => void): () => void {
+    this.nextRouterWaiters.add(fn);
+    return () => this.nextRouterWaiters.delete(fn);
+  }
+
+  private wakeWaiters(): void {
+    const waiters = this.nextRouterWaiters;
+    this.nextRouterWaiters = new Set();
+    for (const wake of waiters) wake();
   }
 
   destroy(): void {
     this.destroyed = true;
     this.router = undefined;
+    this.wakeWaiters();
     this.resolution?.stop();
     this.resolution = null;
   }

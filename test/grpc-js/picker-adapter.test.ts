@@ -2,11 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { experimental, Metadata } from '@grpc/grpc-js';
 import { FailPicker, type PickArgs, QUEUE, unavailable } from '../../src/core/index.js';
-import {
-  DEFERRED_ROUTE_PICK_INFO_KEY,
-  type DeferredRoute,
-  GrpcPickerAdapter,
-} from '../../src/grpc-js/picker-adapter.js';
+import { GrpcPickerAdapter } from '../../src/grpc-js/picker-adapter.js';
 
 test('the request hash comes from extraPickInfo.hash, a decimal string from a config selector (A42)', () => {
   const seen: (bigint | undefined)[] = [];
@@ -62,46 +58,4 @@ test('call hooks reach grpc-js (least_request counters), converted once per resu
     first,
     'no allocation per pick',
   );
-});
-
-test('A88: a call its config selector could not route yet is routed at pick time — transient failure while it cannot (wait-for-ready waits), drop for a per-call failure, the inner pick once routed', () => {
-  let outcome: ReturnType<DeferredRoute['route']> = {
-    status: unavailable('Listener "svc" was removed'),
-    waitable: true,
-  };
-  const deferred: DeferredRoute = {
-    route(pickInfo) {
-      if (outcome === undefined) {
-        delete pickInfo[DEFERRED_ROUTE_PICK_INFO_KEY];
-        pickInfo.hash = '7';
-      }
-      return outcome;
-    },
-  };
-  const hashes: (bigint | undefined)[] = [];
-  const adapter = new GrpcPickerAdapter({
-    pick(args: PickArgs) {
-      hashes.push(args.hash);
-      return QUEUE;
-    },
-  });
-  const pickInfo: Record<string, unknown> = { [DEFERRED_ROUTE_PICK_INFO_KEY]: deferred };
-  const pick = () =>
-    adapter.pick({ metadata: new Metadata(), extraPickInfo: pickInfo as Record<string, string> });
-  const waiting = pick();
-  assert.equal(waiting.pickResultType, experimental.PickResultType.TRANSIENT_FAILURE);
-  assert.equal(waiting.status?.code, 14);
-  assert.equal(waiting.status?.details, 'Listener "svc" was removed');
-  outcome = { status: unavailable('no route matches'), waitable: false };
-  assert.equal(pick().pickResultType, experimental.PickResultType.DROP);
-  assert.deepEqual(hashes, [], 'the inner picker never saw the unrouted call');
-  outcome = undefined;
-  assert.equal(pick().pickResultType, experimental.PickResultType.QUEUE);
-  assert.equal(
-    pickInfo[DEFERRED_ROUTE_PICK_INFO_KEY],
-    undefined,
-    'routed once: later picks go straight through',
-  );
-  pick();
-  assert.deepEqual(hashes, [7n, 7n]);
 });
