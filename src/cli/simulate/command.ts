@@ -1,6 +1,8 @@
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { clusterToTreeFromJson } from '../../xds/index.js';
+import { clusterToTreeFromJson, type PlainClusterTree, XdsResourceError } from '../../xds/index.js';
+import type { XdsCertificateProviderRef, XdsUpstreamTls } from '../../xds/resources/tls-context.js';
+import { xdsClustersOf } from '../../xds/xds-config.js';
 import { htmlReport } from './html.js';
 import { textReport } from './report.js';
 import { runScenario } from './run-scenario.js';
@@ -31,13 +33,20 @@ export function simulate(options: SimulateOptions, out: (text: string) => void):
   if (options.html) checkWritable(options.html);
   const endpoints = readResource(options.endpoints);
   checkLocalityWeights(endpoints, options.endpoints);
+  const scenario = parseScenario(readResource(options.scenario));
   // Every Envoy field is known (the generated protos are complete), so an unknown one is a typo: it is
   // rejected with its JSON path rather than silently dropped.
-  const tree = clusterToTreeFromJson(readResource(options.cluster), endpoints);
-  const scenario = parseScenario(readResource(options.scenario));
+  const tree = withScenarioHint(() =>
+    clusterToTreeFromJson(readResource(options.cluster), endpoints, {
+      certificateProviderInstances: scenario.certificateProviders,
+    }),
+  );
   const report = runScenario(tree, scenario);
   const title = `lbtree simulate: ${options.cluster} + ${options.endpoints} under ${options.scenario}`;
   out(`${title}\n\nroot LB config: ${JSON.stringify(tree.config)}\n`);
+  const tls = clusterTls(tree);
+  if (tls !== undefined)
+    out(`transport security: ${describeTls(tls)} (shown only: the simulator makes no connections)\n`);
   const timeline = textReport(report);
   out(`${timeline}\n`);
   if (options.html) {
@@ -74,4 +83,45 @@ function checkLocalityWeights(assignment: unknown, file: string): void {
       );
     }
   });
+}
+
+/** The simulator has no bootstrap: an unknown provider instance is declared in the scenario instead. */
+function withScenarioHint<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (e) {
+    if (e instanceof XdsResourceError && e.field.endsWith('instance_name')) {
+      throw new Error(
+        `${e.message}; lbtree simulate has no bootstrap: declare the instance in the scenario's certificate_providers`,
+      );
+    }
+    throw e;
+  }
+}
+
+/** The cluster's A29 UpstreamTlsContext as validated, from the attributes the tree is delivered with. */
+function clusterTls(tree: PlainClusterTree): XdsUpstreamTls | undefined {
+  const clusters = xdsClustersOf(tree.attributes);
+  for (const entry of clusters?.clusters.values() ?? []) {
+    if (entry.ok && entry.value.cluster.upstreamTls !== undefined) return entry.value.cluster.upstreamTls;
+  }
+  return undefined;
+}
+
+function describeTls(tls: XdsUpstreamTls): string {
+  const provider = (ref: XdsCertificateProviderRef) =>
+    `certificate provider "${ref.instanceName}"${ref.certificateName === '' ? '' : ` (certificate "${ref.certificateName}")`}`;
+  const roots =
+    tls.caCertificates.kind === 'provider'
+      ? provider(tls.caCertificates.provider)
+      : 'the system root certificates (A82)';
+  const identity =
+    tls.identityCertificate === undefined
+      ? 'no client certificate'
+      : `identity from ${provider(tls.identityCertificate)}`;
+  const sans =
+    tls.matchSubjectAltNames.length === 0
+      ? 'any SAN'
+      : `SAN ${tls.matchSubjectAltNames.map((m) => (m.kind === 'safe_regex' ? `safe_regex ${JSON.stringify(m.regex.patternInput)}` : `${m.kind} ${JSON.stringify(m.value)}`)).join(' or ')}`;
+  return `TLS (A29), roots from ${roots}, ${identity}, ${sans}`;
 }

@@ -13,10 +13,14 @@
  *     - { at: 30s, recover: { locality: zone-a } }    # target: endpoint (an address), locality, or priority
  *     - { at: 5s, errors: { endpoint: "10.0.0.2:80", rate: 0.5 } }        # from now on half its calls fail
  *     - { at: 0s, report: { endpoint: "10.0.0.2:80", utilization: 0.4 } }  # ORCA per-call reports (A51)
+ *   certificate_providers: [istio]   # instance names a cluster's UpstreamTlsContext may name (A29)
  *
  * The connection actions change how a backend's connections behave; `errors` and `report` change what its
  * calls return (each pick is a call that ends at once): a failure rate that outlier detection reacts to
  * (A50), and the load report — CPU utilization, optionally qps — that weighted_round_robin weighs (A58).
+ * `certificate_providers` stands in for a bootstrap's `certificate_providers` keys: a Cluster whose
+ * transport_socket names another instance is rejected as an xDS client NACKs it; the simulator makes no
+ * connections, so the TLS config is shown, not used.
  */
 import { closestName } from '../closest-name.js';
 
@@ -78,6 +82,8 @@ export interface Scenario {
   readonly seed: number;
   readonly settings: Readonly<Record<string, unknown>>;
   readonly events: readonly ScenarioEvent[];
+  /** A29 certificate provider instance names, as a bootstrap's `certificate_providers` would declare them. */
+  readonly certificateProviders: ReadonlySet<string>;
 }
 
 export class ScenarioError extends Error {
@@ -96,7 +102,31 @@ export function parseDuration(value: unknown, path: string): number {
   return m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
 }
 
-const SCENARIO_FIELDS = ['duration', 'rps', 'step', 'connect', 'call', 'seed', 'settings', 'events'];
+const SCENARIO_FIELDS = [
+  'duration',
+  'rps',
+  'step',
+  'connect',
+  'call',
+  'seed',
+  'settings',
+  'events',
+  'certificate_providers',
+];
+
+/** `certificate_providers`: a list of instance names (non-empty strings). */
+function parseInstanceNames(value: unknown, path: string): ReadonlySet<string> {
+  if (value === undefined) return new Set();
+  if (!Array.isArray(value))
+    throw new ScenarioError(`${path}: expected a list of certificate provider instance names`);
+  return new Set(
+    value.map((name, i) => {
+      if (typeof name !== 'string' || name === '')
+        throw new ScenarioError(`${path}[${i}]: expected an instance name, got ${JSON.stringify(name)}`);
+      return name;
+    }),
+  );
+}
 
 /** A misspelled field would otherwise be ignored silently: name it, the field meant, and what the object accepts. */
 function rejectUnknownFields(o: Record<string, unknown>, allowed: readonly string[], path: string): void {
@@ -200,6 +230,7 @@ export function parseScenario(raw: unknown): Scenario {
     callMs: parseDuration(o.call ?? '0ms', 'scenario.call'),
     seed: typeof o.seed === 'number' ? o.seed : 1,
     settings: settings as Record<string, unknown>,
+    certificateProviders: parseInstanceNames(o.certificate_providers, 'scenario.certificate_providers'),
     events: events
       .map((e, i): ScenarioEvent => {
         const path = `scenario.events[${i}]`;
