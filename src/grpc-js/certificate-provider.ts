@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { CertificateProviderInstance, FileWatcherConfig } from '../xds/client/certificate-providers.js';
+import { parseSpiffeBundleMap, type SpiffeBundleMap } from './spiffe.js';
 
 // gRFC A29 "`file_watcher` Certificate Provider" (and the reloading A65 asks for the xDS server's own creds):
 // PEM files read when the first user arrives and every refresh_interval while anyone uses them, so a rotated
@@ -10,8 +11,10 @@ import type { CertificateProviderInstance, FileWatcherConfig } from '../xds/clie
 export type CertificateMaterial =
   | {
       readonly ok: true;
-      /** PEM roots; absent when the config names no ca_certificate_file. */
+      /** PEM roots; absent when the config names no ca_certificate_file, or a SPIFFE bundle map. */
       readonly ca?: Buffer;
+      /** A87: the roots per SPIFFE trust domain, when the config names spiffe_trust_bundle_map_file. */
+      readonly spiffeBundleMap?: SpiffeBundleMap;
       /** PEM identity chain and key; absent when the config names no certificate_file. */
       readonly certificate?: Buffer;
       readonly privateKey?: Buffer;
@@ -29,6 +32,8 @@ export class FileWatcherCertificateProvider {
   private users = 0;
   private timer: NodeJS.Timeout | null = null;
   private latest: Promise<CertificateMaterial> | null = null;
+  /** A87: the last bundle map read well; a later read that fails keeps it. */
+  private goodBundleMap: SpiffeBundleMap | undefined;
 
   /** `label` starts every error message: which provider (or which channel creds) the files belong to. */
   constructor(
@@ -74,16 +79,21 @@ export class FileWatcherCertificateProvider {
   }
 
   private async readFiles(): Promise<CertificateMaterial> {
-    const { certificateFile, privateKeyFile, caCertificateFile } = this.config;
+    const { certificateFile, privateKeyFile, caCertificateFile, spiffeTrustBundleMapFile } = this.config;
     try {
-      const [ca, certificate, privateKey] = await Promise.all([
-        this.read('ca_certificate_file', caCertificateFile),
+      // A87: with a bundle map, ca_certificate_file is not read.
+      const [ca, spiffeBundleMap, certificate, privateKey] = await Promise.all([
+        spiffeTrustBundleMapFile === undefined
+          ? this.read('ca_certificate_file', caCertificateFile)
+          : undefined,
+        spiffeTrustBundleMapFile === undefined ? undefined : this.readBundleMap(spiffeTrustBundleMapFile),
         this.read('certificate_file', certificateFile),
         this.read('private_key_file', privateKeyFile),
       ]);
       return {
         ok: true,
         ...(ca !== undefined && { ca }),
+        ...(spiffeBundleMap !== undefined && { spiffeBundleMap }),
         ...(certificate !== undefined && { certificate }),
         ...(privateKey !== undefined && { privateKey }),
       };
@@ -98,6 +108,21 @@ export class FileWatcherCertificateProvider {
       return await readFile(file);
     } catch (e) {
       throw new Error(`${this.describe(field, file)}: cannot read it: ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * A87: the map is checked when read; an unreadable or invalid file fails only while no good map was read (a
+   * later failure keeps the previous map). An empty map is valid (it trusts no one).
+   */
+  private async readBundleMap(file: string): Promise<SpiffeBundleMap> {
+    try {
+      const text = (await this.read('spiffe_trust_bundle_map_file', file))!.toString('utf8');
+      this.goodBundleMap = parseSpiffeBundleMap(text, this.describe('spiffe_trust_bundle_map_file', file));
+      return this.goodBundleMap;
+    } catch (e) {
+      if (this.goodBundleMap !== undefined) return this.goodBundleMap;
+      throw e;
     }
   }
 

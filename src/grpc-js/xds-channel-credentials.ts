@@ -5,6 +5,7 @@ import type { XdsCertificateProviderRef, XdsUpstreamTls } from '../xds/resources
 import { ClusterTransportSecurity } from '../xds/transport-security.js';
 import type { CertificateMaterial, CertificateProviderStore } from './certificate-provider.js';
 import { parseSubjectAltNames, sansMatch } from './san-check.js';
+import { type SpiffeBundleMap, spiffeVerificationError } from './spiffe.js';
 import { serverNameFor, targetHost, tlsHandshake } from './tls-handshake.js';
 import { XDS_CERTIFICATE_PROVIDERS_OPTION, XDS_TRANSPORT_SECURITY_OPTION } from './xds-security-options.js';
 
@@ -72,7 +73,7 @@ class XdsSecureConnector implements SecureConnector {
   async connect(socket: Socket): Promise<SecureConnectResult> {
     const tls = this.security.upstreamTls;
     if (tls === undefined) return this.fallback.connect(socket);
-    const context = await this.secureContext(tls);
+    const { context, spiffeBundleMap } = await this.secureContext(tls);
     return tlsHandshake(
       socket,
       {
@@ -82,6 +83,9 @@ class XdsSecureConnector implements SecureConnector {
         checkServerIdentity: (_host: string, cert: PeerCertificate) => sanCheck(tls, cert),
       },
       `xDS TLS to cluster ${this.security.cluster}`,
+      // A87: the roots are every trust domain's; the peer's own domain must be the one its chain leads to.
+      spiffeBundleMap &&
+        ((tlsSocket) => spiffeVerificationError(tlsSocket.getPeerCertificate(true), spiffeBundleMap)),
     );
   }
 
@@ -102,11 +106,13 @@ class XdsSecureConnector implements SecureConnector {
     this.fallback.destroy();
   }
 
-  private async secureContext(tls: XdsUpstreamTls): Promise<SecureContext> {
+  private async secureContext(
+    tls: XdsUpstreamTls,
+  ): Promise<{ context: SecureContext; spiffeBundleMap: SpiffeBundleMap | undefined }> {
     const roots = tls.caCertificates;
     const ca = roots.kind === 'provider' ? await this.material(roots.provider) : undefined;
     const identity = tls.identityCertificate && (await this.material(tls.identityCertificate));
-    if (ca !== undefined && ca.ca === undefined) {
+    if (ca !== undefined && ca.ca === undefined && ca.spiffeBundleMap === undefined) {
       throw new Error(
         this.problem(roots.kind === 'provider' ? roots.provider : undefined, 'names no ca_certificate_file'),
       );
@@ -114,12 +120,16 @@ class XdsSecureConnector implements SecureConnector {
     if (identity !== undefined && identity.certificate === undefined) {
       throw new Error(this.problem(tls.identityCertificate, 'names no certificate_file'));
     }
+    const spiffeBundleMap = ca?.spiffeBundleMap;
     try {
-      // A82: with system_root_certs, `ca` is left out and Node's default roots validate the server.
-      return createSecureContext({
+      // A82: with system_root_certs, `ca` is left out and Node's default roots validate the server. A87: a
+      // bundle map's roots are all handed over (an empty list trusts no one).
+      const context = createSecureContext({
         ...(ca?.ca !== undefined && { ca: ca.ca }),
+        ...(spiffeBundleMap !== undefined && { ca: [...spiffeBundleMap.allRootsPem] }),
         ...(identity?.certificate !== undefined && { cert: identity.certificate, key: identity.privateKey }),
       });
+      return { context, spiffeBundleMap };
     } catch (e) {
       throw new Error(
         `xDS TLS to cluster ${this.security.cluster}: bad certificate or key: ${(e as Error).message}`,
