@@ -18,6 +18,7 @@ import { runXdsChannelBench } from './xds-channel.js';
 import { runXdsChannelCostBench } from './xds-channel-cost.js';
 import { runXdsClientBench } from './xds-client.js';
 import { runXdsEdsStallBench } from './xds-eds-stall.js';
+import { runXdsIstioOverheadBench } from './xds-istio-overhead.js';
 
 const sections: Record<string, () => void | Promise<void>> = {
   'round-robin': runRoundRobinBench,
@@ -30,6 +31,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   'xds-client': runXdsClientBench,
   'xds-channel': runXdsChannelBench,
   'xds-channel-cost': runXdsChannelCostBench,
+  'xds-istio-overhead': runXdsIstioOverheadBench,
   'weighted-round-robin': runWeightedRoundRobinBench,
   'eds-decode': runEdsDecodeBench,
   recorder: runRecorderBench,

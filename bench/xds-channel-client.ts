@@ -49,7 +49,8 @@ const side = process.argv[2];
 const bootstrap = JSON.parse(process.env.BENCH_XDS_BOOTSTRAP ?? 'null') as unknown;
 /** The floor side's addresses (it has no control plane): the baseline backends and the marker. */
 const floor = JSON.parse(process.env.BENCH_XDS_FLOOR ?? 'null') as FloorAddresses | null;
-let target = 'xds:///bench';
+/** BENCH_XDS_TARGET: the listener to call (bench/xds-istio-overhead.ts has two); default `bench`. */
+let target = `xds:///${process.env.BENCH_XDS_TARGET ?? 'bench'}`;
 if (side === 'grpc-js-floor') {
   if (!floor) throw new Error('the grpc-js-floor side needs BENCH_XDS_FLOOR');
   registerFloor();

@@ -156,6 +156,12 @@ export function bigAssignment(n: number, backends: readonly Backend[], marker: B
   ];
 }
 
+/** How a channel process starts beyond its side: more environment, a program to run it under (valgrind). */
+export interface ChannelProcessOptions {
+  readonly env?: Readonly<Record<string, string>>;
+  readonly wrapper?: readonly string[];
+}
+
 /** A channel in its own process, connected and warmed up on the baseline. */
 export class ChannelProcess {
   private readonly lines: AsyncIterator<string>;
@@ -166,10 +172,24 @@ export class ChannelProcess {
     this.lines = readline[Symbol.asyncIterator]();
   }
 
-  static async start(side: Side, plane: ControlPlane, nodeId: string, floor: FloorAddresses) {
+  /** The process id (valgrind runs its guest in the same process). */
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  static async start(
+    side: Side,
+    plane: ControlPlane,
+    nodeId: string,
+    floor: FloorAddresses,
+    options: ChannelProcessOptions = {},
+  ) {
+    const [program, ...wrapperArgs] = options.wrapper ?? [process.execPath];
     const child = spawn(
-      process.execPath,
+      program!,
       [
+        ...wrapperArgs,
+        ...(options.wrapper ? [process.execPath] : []),
         ...NODE_FLAGS,
         '--expose-gc',
         '--import',
@@ -183,6 +203,7 @@ export class ChannelProcess {
           ...process.env,
           BENCH_XDS_BOOTSTRAP: JSON.stringify(plane.bootstrap({ nodeId })),
           BENCH_XDS_FLOOR: JSON.stringify(floor),
+          ...options.env,
         },
         stdio: ['pipe', 'pipe', 'inherit'],
       },
