@@ -84,11 +84,14 @@ const answer = (a: ClientAnswer) => process.stdout.write(`${JSON.stringify(a)}\n
 
 const client = new BackendClient(target, grpc.credentials.createInsecure());
 
+/** BENCH_XDS_CALL_DEADLINE_MS: each RPC's deadline (a channel under valgrind resolves far slower). */
+const CALL_DEADLINE_MS = Number(process.env.BENCH_XDS_CALL_DEADLINE_MS ?? 30_000);
+
 /** Connects and warms up: RPCs until every backend of the baseline assignment has answered. */
 async function warmUp(backends: number): Promise<void> {
   const seen = new Set<string>();
   for (let i = 0; i < 300 || seen.size < backends; i++) {
-    seen.add(await whoami(client, { waitForReady: true, deadlineMs: 30_000 }));
+    seen.add(await whoami(client, { waitForReady: true, deadlineMs: CALL_DEADLINE_MS }));
   }
 }
 
@@ -105,7 +108,7 @@ async function qps(rpcs: number, inflight: number): Promise<{ qps: number; cpuUs
     Array.from({ length: inflight }, async () => {
       while (started < rpcs) {
         started++;
-        await whoami(client, { waitForReady: true, deadlineMs: 30_000 });
+        await whoami(client, { waitForReady: true, deadlineMs: CALL_DEADLINE_MS });
       }
     }),
   );

@@ -13,7 +13,7 @@
  * BENCH_ISTIO_CALLGRIND=1 also runs each channel once under valgrind's callgrind and counts the instructions
  * (Ir) its process executes per RPC over BENCH_ISTIO_CALLGRIND_RPCS RPCs after warm-up (counters zeroed before
  * and dumped after with callgrind_control): a figure the machine's load does not move.
- * Knobs: BENCH_ISTIO_RPCS (default 5,000), BENCH_ISTIO_ROUNDS (default 6).
+ * Knobs: BENCH_ISTIO_RPCS (default 5,000), BENCH_ISTIO_ROUNDS (default 6; 0 with callgrind: its figures only).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -85,7 +85,10 @@ async function start(
 ): Promise<ChannelProcess> {
   const floor = { backends: backends.map((b) => b.address), marker: backends[0]!.address };
   return ChannelProcess.start(v.side, plane, `istio-overhead-${v.side}-${v.shape}`, floor, {
-    env: { BENCH_XDS_TARGET: `bench-${v.shape}` },
+    env: {
+      BENCH_XDS_TARGET: `bench-${v.shape}`,
+      ...(wrapper ? { BENCH_XDS_CALL_DEADLINE_MS: String(30 * 60_000) } : {}),
+    },
     ...(wrapper ? { wrapper } : {}),
   });
 }
@@ -130,7 +133,7 @@ export async function runXdsIstioOverheadBench(): Promise<void> {
   await plane.listen('127.0.0.1:0');
   try {
     const channels = new Map<Variant, ChannelProcess>();
-    for (const v of VARIANTS) channels.set(v, await start(v, plane, backends));
+    if (ROUNDS > 0) for (const v of VARIANTS) channels.set(v, await start(v, plane, backends));
     const qps = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]));
     const cpu = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]));
     for (let round = 0; round < ROUNDS; round++) {
@@ -161,7 +164,7 @@ export async function runXdsIstioOverheadBench(): Promise<void> {
       ],
       ['channel process CPU per RPC (median; user + system; lower is better)', cpu, 'µs'],
     ];
-    for (const [metric, x, unit] of rows) {
+    for (const [metric, x, unit] of ROUNDS > 0 ? rows : []) {
       printRow(`${metric}, Istio shape`, m(x, lbIstio!), m(x, theirIstio!), unit);
       printRow(`${metric}, plain listener`, m(x, lbPlain!), m(x, theirPlain!), unit);
     }
@@ -182,12 +185,14 @@ export async function runXdsIstioOverheadBench(): Promise<void> {
     console.log('\n| overhead of the Istio shape (istio / plain, same library) | lbtree | grpc-js-xds |');
     console.log('|---|---|---|');
     const pct = (r: number) => `${((r - 1) * 100).toFixed(1)} %`;
-    console.log(
-      `| CPU per RPC (median of per-round ratios) | ${pct(paired(cpu, lbIstio!, lbPlain!))} | ${pct(paired(cpu, theirIstio!, theirPlain!))} |`,
-    );
-    console.log(
-      `| QPS (median of per-round ratios; negative: slower) | ${pct(paired(qps, lbIstio!, lbPlain!))} | ${pct(paired(qps, theirIstio!, theirPlain!))} |`,
-    );
+    if (ROUNDS > 0) {
+      console.log(
+        `| CPU per RPC (median of per-round ratios) | ${pct(paired(cpu, lbIstio!, lbPlain!))} | ${pct(paired(cpu, theirIstio!, theirPlain!))} |`,
+      );
+      console.log(
+        `| QPS (median of per-round ratios; negative: slower) | ${pct(paired(qps, lbIstio!, lbPlain!))} | ${pct(paired(qps, theirIstio!, theirPlain!))} |`,
+      );
+    }
     if (ir) {
       const r = (a: Variant, b: Variant) => ir.get(a)! / ir.get(b)!;
       console.log(

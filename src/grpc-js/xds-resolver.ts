@@ -152,6 +152,11 @@ class DeferredRouteFilter extends experimental.BaseFilter {
     const sent = await metadata;
     const selection = await this.route(sent);
     this.release = selection.release;
+    // Ended meanwhile (its deadline, a cancellation): nothing is started for it.
+    if (this.ended) {
+      selection.release();
+      throw grpcStatusOf(GrpcStatus.CANCELLED, 'the call ended before it was routed');
+    }
     const pickInformation: Record<string, unknown> = {
       [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
       [HASH_PICK_INFO_KEY]: selection.hash.toString(),
@@ -218,7 +223,6 @@ class DeferredRouteFilter extends experimental.BaseFilter {
           metadata as unknown as Parameters<CallRouter['select']>[1],
         );
         if (!selection.ok) throw grpcStatus(selection.status);
-        if (this.ended) selection.release();
         return selection;
       }
       if (!metadata.getOptions().waitForReady) throw grpcStatus(router.resolutionError);
