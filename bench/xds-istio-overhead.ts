@@ -13,7 +13,8 @@
  * BENCH_ISTIO_CALLGRIND=1 also runs each channel once under valgrind's callgrind and counts the instructions
  * (Ir) its process executes per RPC over BENCH_ISTIO_CALLGRIND_RPCS RPCs after warm-up (counters zeroed before
  * and dumped after with callgrind_control): a figure the machine's load does not move.
- * Knobs: BENCH_ISTIO_RPCS (default 5,000), BENCH_ISTIO_ROUNDS (default 6; 0 with callgrind: its figures only).
+ * Knobs: BENCH_ISTIO_RPCS (default 5,000), BENCH_ISTIO_ROUNDS (default 6; 0 with callgrind: its figures only),
+ * BENCH_ISTIO_CALLGRIND_RPCS (default 1,000), BENCH_ISTIO_CALLGRIND_SIDES (e.g. lbtree).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -36,6 +37,8 @@ const ROUNDS = Number(process.env.BENCH_ISTIO_ROUNDS ?? 6);
 const INFLIGHT = 32;
 const CALLGRIND = process.env.BENCH_ISTIO_CALLGRIND === '1';
 const CALLGRIND_RPCS = Number(process.env.BENCH_ISTIO_CALLGRIND_RPCS ?? 1_000);
+/** BENCH_ISTIO_CALLGRIND_SIDES=lbtree: count only those sides' channels (a valgrind run takes minutes each). */
+const CALLGRIND_SIDES = process.env.BENCH_ISTIO_CALLGRIND_SIDES?.split(',');
 
 type Shape = 'plain' | 'istio';
 interface Variant {
@@ -102,6 +105,7 @@ async function callgrindIrPerRpc(
   const result = new Map<Variant, number>();
   try {
     for (const [i, v] of VARIANTS.entries()) {
+      if (CALLGRIND_SIDES && !CALLGRIND_SIDES.includes(v.side)) continue;
       const out = join(dir, `v${i}.%p.out`);
       const channel = await start(v, plane, backends, [
         'valgrind',
@@ -168,7 +172,7 @@ export async function runXdsIstioOverheadBench(): Promise<void> {
       printRow(`${metric}, Istio shape`, m(x, lbIstio!), m(x, theirIstio!), unit);
       printRow(`${metric}, plain listener`, m(x, lbPlain!), m(x, theirPlain!), unit);
     }
-    if (ir) {
+    if (ir && ir.size === VARIANTS.length) {
       printRow(
         `instructions per RPC (callgrind Ir, ${CALLGRIND_RPCS} RPCs), Istio shape`,
         ir.get(lbIstio!)!,
@@ -194,9 +198,13 @@ export async function runXdsIstioOverheadBench(): Promise<void> {
       );
     }
     if (ir) {
-      const r = (a: Variant, b: Variant) => ir.get(a)! / ir.get(b)!;
+      const r = (a: Variant, b: Variant) =>
+        ir.has(a) && ir.has(b) ? pct(ir.get(a)! / ir.get(b)!) : 'not counted';
       console.log(
-        `| instructions per RPC (callgrind) | ${pct(r(lbIstio!, lbPlain!))} | ${pct(r(theirIstio!, theirPlain!))} |`,
+        `| instructions per RPC (callgrind) | ${r(lbIstio!, lbPlain!)} | ${r(theirIstio!, theirPlain!)} |`,
+      );
+      console.log(
+        `\ncallgrind Ir per RPC: ${[...ir].map(([v, x]) => `${label(v)} ${x.toFixed(0)}`).join('; ')}.`,
       );
     }
     const rounds = (v: Variant) =>
