@@ -124,7 +124,10 @@ export async function playXds({ view, pace }: ScenarioContext): Promise<Scenario
           action: async () => {
             await Promise.all(east.map((b) => b.start()));
           },
-          settled: (s) => servedBy(s, 'a') + servedBy(s, 'b') >= 60,
+          // Every east backend serves again before the next cue, so ring_hash's users are not still moving
+          // off a backend that is reconnecting when stickiness is counted.
+          settled: (s) =>
+            servedBy(s, 'a') + servedBy(s, 'b') >= 60 && east.every((b) => (s.get(b.name) ?? 0) >= 5),
         },
         {
           label: 'v3: ROUND_ROBIN → RING_HASH: each user (x-user header) sticks to one backend',
