@@ -134,11 +134,12 @@ describe("A44 xDS retries: lbtree's xds: channels, then @grpc/grpc-js-xds, again
           route: retryPolicy('cancelled,unavailable', numRetries),
         }),
       ),
-      // Circuit breaking: one call at a time; a retry waits 0.8–1.2 s (1 s with A6's ±20 % jitter).
+      // Circuit breaking: one call at a time; a retry waits 2.4–3.6 s (3 s with A6's ±20 % jitter): long enough for a
+      // second call to take the slot first on a loaded machine (at 1 s it lost that race once).
       ...service(
         'cb',
         [h.backend('bad-cb').address, h.backend('slow').address],
-        { route: retryPolicy('unavailable', 2, ['1s', '1s']) },
+        { route: retryPolicy('unavailable', 2, ['3s', '3s']) },
         { maxRequests: 1 },
       ),
     ]);
