@@ -20,6 +20,8 @@ export interface InstrumentDescriptor<Type extends InstrumentType = InstrumentTy
   readonly optionalLabels: readonly string[];
   /** A79: experimental metrics are off by default; a user enables them by name. */
   readonly enabledByDefault: boolean;
+  /** A histogram's recommended bucket boundaries, handed to OpenTelemetry as advice (A66, A96). */
+  readonly bucketBoundaries?: readonly number[];
   /** Position in the registry: lets a plugin keep its instruments in an array. */
   readonly index: number;
 }
@@ -51,6 +53,9 @@ export function registerInstrument<Type extends InstrumentType>(
     ...spec,
     labels: Object.freeze([...spec.labels]),
     optionalLabels: Object.freeze([...spec.optionalLabels]),
+    ...(spec.bucketBoundaries !== undefined
+      ? { bucketBoundaries: Object.freeze([...spec.bucketBoundaries]) }
+      : {}),
     index: instruments.length,
   });
   instruments.push(descriptor);
@@ -74,6 +79,7 @@ function sameSpec(a: InstrumentDescriptor, b: InstrumentSpec<InstrumentType>): b
     a.description === b.description &&
     a.enabledByDefault === b.enabledByDefault &&
     a.labels.join() === b.labels.join() &&
-    a.optionalLabels.join() === b.optionalLabels.join()
+    a.optionalLabels.join() === b.optionalLabels.join() &&
+    a.bucketBoundaries?.join() === b.bucketBoundaries?.join()
   );
 }

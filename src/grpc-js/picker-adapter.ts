@@ -11,6 +11,7 @@ import {
   type Status,
 } from '../core/index.js';
 import { TrailerCallEndDetails } from './backend-metrics.js';
+import { CALL_RETRY_TRACER, type TrackedPickInfo, trackAttempt } from './call-retry-tracking.js';
 import type { ChannelRecording } from './channel-recording.js';
 import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
 
@@ -61,6 +62,13 @@ export class GrpcPickerAdapter implements experimental.Picker {
   ) {}
 
   pick(pickArgs: experimental.PickArgs): experimental.PickResult {
+    const result = this.pickFor(pickArgs);
+    // A96: a call the config selector gave a tracer (its channel records retry metrics).
+    const tracer = (pickArgs.extraPickInfo as TrackedPickInfo)[CALL_RETRY_TRACER];
+    return tracer === undefined ? result : trackAttempt(tracer, pickArgs.metadata, result);
+  }
+
+  private pickFor(pickArgs: experimental.PickArgs): experimental.PickResult {
     const args = this.args;
     args.metadata = pickArgs.metadata as unknown as PickArgs['metadata'];
     args.extraPickInfo = pickArgs.extraPickInfo;

@@ -18,6 +18,7 @@ import {
 } from '@grpc/grpc-js';
 import type { CallMetadata, CancelTimer, Clock, Registry, Status } from '../core/index.js';
 import { newChannelId } from '../hash/index.js';
+import { CallRetryTracers, recordsCallRetries } from '../metrics/index.js';
 import {
   registerXdsPolicies,
   XDS_CLUSTER_CALL_ATTRIBUTE,
@@ -30,6 +31,7 @@ import type { CallRouter, XdsResolutionResult } from '../xds/resolver/xds-resolu
 import type { XdsRetryPolicy } from '../xds/resources/types.js';
 import { XDS_TRANSPORT_SECURITY_REGISTRY_ARG } from '../xds/transport-security.js';
 import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
+import { CALL_RETRY_TRACER, callEndFilter, type TrackedPickInfo } from './call-retry-tracking.js';
 import { canonicalTarget, channelMetricsRecorder } from './channel-metrics.js';
 import { CHANNEL_TARGET_OPTION, CHANNEL_XDS_DUMP_OPTION } from './channel-registry.js';
 import { registerCsdsAdminService } from './csds-service.js';
@@ -157,7 +159,7 @@ class DeferredRouteFilter extends experimental.BaseFilter {
       selection.release();
       throw grpcStatusOf(GrpcStatus.CANCELLED, 'the call ended before it was routed');
     }
-    const pickInformation: Record<string, unknown> = {
+    const pickInformation: Record<string | symbol, unknown> = {
       [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
       [HASH_PICK_INFO_KEY]: selection.hash.toString(),
     };
@@ -165,6 +167,8 @@ class DeferredRouteFilter extends experimental.BaseFilter {
       pickInformation[XDS_OVERRIDE_HOST_CALL_ATTRIBUTE] = selection.session;
       this.routed.push(new StatefulSessionFilter(selection.session));
     }
+    const tracer = (this.config.pickInformation as TrackedPickInfo)[CALL_RETRY_TRACER];
+    if (tracer !== undefined) pickInformation[CALL_RETRY_TRACER] = tracer;
     this.config.pickInformation = pickInformation as Record<string, string>;
     this.config.methodConfig = this.methodConfig(undefined, selection.retryPolicy);
     this.config.onCommitted = selection.release;
@@ -351,6 +355,8 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
   constructor(
     private readonly router: CallRouter,
     private readonly current: CurrentRouter,
+    /** A96: set when the channel records retry metrics; each call then gets a tracer. */
+    private readonly tracers: CallRetryTracers | undefined,
   ) {}
 
   invoke(methodName: string, metadata: Metadata): CallConfig {
@@ -366,6 +372,11 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
       config.dynamicFilterFactories = [
         { createFilter: () => new DeferredRouteFilter(methodName, this.current, config, methodConfig) },
       ];
+      const tracer = this.tracers?.forCall(methodName);
+      if (tracer !== undefined) {
+        (config.pickInformation as Record<symbol, unknown>)[CALL_RETRY_TRACER] = tracer;
+        config.dynamicFilterFactories.push(callEndFilter(tracer));
+      }
       return config;
     }
     const selection = this.router.select(
@@ -380,7 +391,7 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
         dynamicFilterFactories: [failingFilter(selection.status)],
       };
     }
-    const pickInformation: Record<string, unknown> = {
+    const pickInformation: Record<string | symbol, unknown> = {
       [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
       [HASH_PICK_INFO_KEY]: selection.hash.toString(),
     };
@@ -396,6 +407,12 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
       // to the picker), so the session travels in it; lbtree's picker adapter reads values untyped.
       pickInformation[XDS_OVERRIDE_HOST_CALL_ATTRIBUTE] = session;
       filters = [...filters, { createFilter: () => new StatefulSessionFilter(session) }];
+    }
+    // A96: xDS configures no hedging (A44), so a call's later attempts are retries and transparent retries.
+    const tracer = this.tracers?.forCall(methodName);
+    if (tracer !== undefined) {
+      pickInformation[CALL_RETRY_TRACER] = tracer;
+      filters = [...filters, callEndFilter(tracer)];
     }
     return {
       methodConfig: this.methodConfig(selection.timeoutMs, selection.retryPolicy),
@@ -448,6 +465,8 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
   /** Set from the first updateResolution until destroy (or a failed start, so that grpc-js's retry retries). */
   private starting = false;
   private resolution: XdsChannelResolution | null = null;
+  /** A96: the tracers of the channel's calls, when the channel records retry metrics. */
+  private callRetryTracers: CallRetryTracers | undefined;
   private destroyed = false;
   private readonly channelId = newChannelId(Math.random);
 
@@ -478,6 +497,7 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
         ...this.options,
         [CHANNEL_TARGET_OPTION]: canonicalTarget(this.target),
       });
+      this.callRetryTracers = recordsCallRetries(metrics) ? new CallRetryTracers(metrics) : undefined;
       this.resolution = startXdsResolution(
         xdsTarget(this.target),
         settings.bootstrap,
@@ -511,7 +531,11 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
       methodConfig: [],
     };
     const attributes: Record<string | symbol, unknown> = {
-      [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: new GrpcConfigSelector(result.router, this),
+      [experimental.CHANNEL_ARGS_CONFIG_SELECTOR_KEY]: new GrpcConfigSelector(
+        result.router,
+        this,
+        this.callRetryTracers,
+      ),
       [XDS_CONFIG_ATTRIBUTE]: result.xdsConfig,
       [CHANNEL_TARGET_OPTION]: canonicalTarget(this.target),
     };

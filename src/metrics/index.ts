@@ -1,3 +1,15 @@
+export {
+  CALL_HEDGES,
+  CALL_RETRIES,
+  CALL_RETRY_DELAY,
+  CALL_TRANSPARENT_RETRIES,
+  CallAttempt,
+  CallRetryTracer,
+  CallRetryTracers,
+  LATENCY_BUCKETS,
+  METHOD_LABEL,
+  recordsCallRetries,
+} from './call-retry-metrics.js';
 export { ChannelMetricsRecorder } from './channel-metrics-recorder.js';
 export type {
   InstrumentOptionsShape,

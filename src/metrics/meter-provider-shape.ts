@@ -7,6 +7,8 @@ export type MetricAttributesShape = Record<string, string>;
 export interface InstrumentOptionsShape {
   description?: string;
   unit?: string;
+  /** OpenTelemetry API 1.7+: a histogram's bucket boundaries, which the SDK uses unless a view sets others. */
+  advice?: { explicitBucketBoundaries?: number[] };
 }
 
 export interface ObservableResultShape {

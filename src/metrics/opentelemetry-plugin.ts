@@ -158,7 +158,12 @@ export class OpenTelemetryStatsPlugin {
           made = meter.createUpDownCounter(instrument.name, options);
           break;
         case 'histogram':
-          made = meter.createHistogram(instrument.name, options);
+          made = meter.createHistogram(
+            instrument.name,
+            instrument.bucketBoundaries === undefined
+              ? options
+              : { ...options, advice: { explicitBucketBoundaries: [...instrument.bucketBoundaries] } },
+          );
           break;
         default:
           throw new Error(`${instrument.name} is a ${instrument.type}: it is reported through a callback`);
