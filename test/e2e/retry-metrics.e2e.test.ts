@@ -1,0 +1,186 @@
+// gRFC A96 (retry metrics) end to end: lbtree's control plane serves a route with an A44 retry policy, a real
+// grpc-js server fails the first N attempts of each call with UNAVAILABLE (N from a request header; the attempt
+// number from the grpc-previous-rpc-attempts header grpc-js sends on retries), and grpc-js retries through lbtree's
+// xds: resolver. The values are read back through the OpenTelemetry SDK the user plugs in.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type * as Grpc from '@grpc/grpc-js';
+import { type CollectedMetric, OtelMetrics } from '../support/otel-metrics.js';
+
+const { BackendClient, cp, grpc, LbtreeXdsHarness, whoami } = await import(
+  '../support/lbtree-xds-harness.js'
+);
+const { WHOAMI_SERVICE } = await import('../../src/cli/loopback-backends.js');
+const { METRICS_CHANNEL_OPTION, metricsChannelOption } = await import('../../src/grpc-js/index.js');
+
+const A96 = [
+  'grpc.client.call.retries',
+  'grpc.client.call.transparent_retries',
+  'grpc.client.call.hedges',
+  'grpc.client.call.retry_delay',
+];
+const SERVICE = 'retry-metrics';
+const TARGET = `xds:///${SERVICE}`;
+const LABELS = { 'grpc.method': 'lbtree.test.Backend/Whoami', 'grpc.target': TARGET };
+/** How long the server takes to fail an attempt: time with an attempt active, which is no retry delay. */
+const FAIL_AFTER_MS = 300;
+
+/** A grpc-js server failing the first `x-fail-attempts` attempts of each call, each after `x-fail-delay-ms`. */
+class FlakyServer {
+  readonly server = new grpc.Server();
+  /** Attempts that reached it, by their grpc-previous-rpc-attempts (absent: 0). */
+  readonly attempts: number[] = [];
+  port = 0;
+
+  async start(): Promise<this> {
+    this.server.addService(WHOAMI_SERVICE, {
+      whoami: (call: Grpc.ServerUnaryCall<Buffer, Buffer>, callback: Grpc.sendUnaryData<Buffer>) => {
+        const previous = Number(call.metadata.get('grpc-previous-rpc-attempts')[0] ?? 0);
+        this.attempts.push(previous);
+        const failures = Number(call.metadata.get('x-fail-attempts')[0] ?? 0);
+        if (previous >= failures) return callback(null, Buffer.from('flaky'));
+        const delay = Number(call.metadata.get('x-fail-delay-ms')[0] ?? 0);
+        setTimeout(() => callback({ code: grpc.status.UNAVAILABLE, details: 'not yet' }), delay);
+      },
+    });
+    this.port = await new Promise<number>((resolve, reject) =>
+      this.server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, port) =>
+        e ? reject(e) : resolve(port),
+      ),
+    );
+    return this;
+  }
+}
+
+/** The one histogram point of `name` with A96's labels: its count and sum (undefined: nothing recorded). */
+function histogram(m: Map<string, CollectedMetric>, name: string) {
+  const metric = m.get(name);
+  if (metric === undefined || metric.points.length === 0) return undefined;
+  assert.equal(metric.points.length, 1, `${name}: one point`);
+  const p = metric.points[0]!;
+  assert.deepEqual(p.attributes, LABELS, `${name}'s labels`);
+  return { count: p.histogram!.count, sum: p.histogram!.sum! };
+}
+
+describe("A96 retry metrics on lbtree's xds: channels (A44 retry policy from lbtree's control plane)", () => {
+  const h = new LbtreeXdsHarness('lbtree-retry-metrics-e2e');
+  const flaky = new FlakyServer();
+  const otel = new OtelMetrics();
+  /** A second MeterProvider, on which only a metric of another gRFC is named. */
+  const otherOtel = new OtelMetrics();
+  const clients: InstanceType<typeof BackendClient>[] = [];
+  let client: InstanceType<typeof BackendClient>;
+
+  before(async () => {
+    await h.start([]);
+    await flaky.start();
+    h.publish(SERVICE, [
+      cp.listener(SERVICE, { rds: `${SERVICE}-routes` }),
+      {
+        '@type': cp.ROUTE_CONFIGURATION_TYPE_URL,
+        name: `${SERVICE}-routes`,
+        virtualHosts: [
+          {
+            name: `${SERVICE}-vh`,
+            domains: ['*'],
+            routes: [
+              {
+                match: { prefix: '' },
+                route: {
+                  cluster: SERVICE,
+                  // A44: 3 retries (4 attempts), backoff 100 ms doubling (A44's multiplier is 2) up to 1 s.
+                  retryPolicy: {
+                    retryOn: 'unavailable',
+                    numRetries: 3,
+                    retryBackOff: { baseInterval: '0.1s', maxInterval: '1s' },
+                  },
+                },
+              },
+            ],
+          },
+        ],
+      },
+      cp.cluster({ name: SERVICE }),
+      cp.clusterLoadAssignment(SERVICE, [{ zone: 'a', endpoints: [`127.0.0.1:${flaky.port}`] }]),
+    ]);
+    const channel = (options: Grpc.ChannelOptions) => {
+      const c = new BackendClient(TARGET, grpc.credentials.createInsecure(), options);
+      clients.push(c);
+      return c;
+    };
+    client = channel({ [METRICS_CHANNEL_OPTION]: metricsChannelOption(otel.options(A96)) });
+    // Warm up: resolution and connection, one attempt.
+    assert.equal(await call(client, 0), 'flaky');
+  });
+  after(async () => {
+    for (const c of clients) c.close();
+    flaky.server.forceShutdown();
+    await h.close();
+  });
+
+  const call = (c: InstanceType<typeof BackendClient>, failures: number) =>
+    whoami(c, {
+      waitForReady: true,
+      deadlineMs: 20_000,
+      headers: { 'x-fail-attempts': String(failures), 'x-fail-delay-ms': String(FAIL_AFTER_MS) },
+    });
+
+  test('A96 "If there were no retries, 0 is not reported": a call answered at its first attempt records none of the four', async () => {
+    const m = await otel.collect();
+    for (const name of A96) assert.equal(histogram(m, name), undefined, name);
+  });
+
+  test("A96 grpc.client.call.retries / retry_delay: a call failing 2 attempts records retries 2 and a delay within 2 backoffs (100 ms, 200 ms × grpc-js's jitter 0.8–1.2), not the failed attempts' 2 × 300 ms", async (t) => {
+    const seen = flaky.attempts.length;
+    assert.equal(await call(client, 2), 'flaky');
+    assert.deepEqual(
+      flaky.attempts.slice(seen),
+      [0, 1, 2],
+      'the server saw the original attempt and 2 retries',
+    );
+    const m = await otel.collect();
+    assert.deepEqual(histogram(m, 'grpc.client.call.retries'), { count: 1, sum: 2 });
+    const delay = histogram(m, 'grpc.client.call.retry_delay')!;
+    t.diagnostic(`retry_delay ${delay.sum.toFixed(4)} s`);
+    assert.equal(delay.count, 1);
+    // grpc-js waits backoff × [0.8, 1.2]: 0.08–0.12 s, then 0.16–0.24 s. Below: a timer runs no earlier than
+    // asked (less a few ms of event-loop time); above: the attempts (300 ms each to fail) are not delay.
+    assert.ok(delay.sum >= 0.24 - 0.01, `retry_delay ${delay.sum} s ≥ 0.23 s`);
+    assert.ok(
+      delay.sum <= 0.36 + 0.2,
+      `retry_delay ${delay.sum} s ≤ 0.56 s (with the attempts it would be ≥ 0.84 s)`,
+    );
+    assert.equal(histogram(m, 'grpc.client.call.transparent_retries'), undefined);
+    assert.equal(histogram(m, 'grpc.client.call.hedges'), undefined, 'xDS configures no hedging (A44)');
+  });
+
+  test('A44 num_retries 3 caps a call failing every attempt at 4 attempts: it fails UNAVAILABLE and records retries 3', async () => {
+    const seen = flaky.attempts.length;
+    await assert.rejects(call(client, 10), (e: Grpc.ServiceError) => e.code === grpc.status.UNAVAILABLE);
+    assert.deepEqual(flaky.attempts.slice(seen), [0, 1, 2, 3]);
+    const m = await otel.collect();
+    const retries = histogram(m, 'grpc.client.call.retries')!;
+    assert.deepEqual(retries, { count: 2, sum: 2 + 3 });
+    // A96's recommended buckets [1, 2, 3, 4, 5]: one call in (1, 2], one in (2, 3].
+    const point = m.get('grpc.client.call.retries')!.points[0]!.histogram!;
+    assert.deepEqual(point.buckets.boundaries, [1, 2, 3, 4, 5]);
+    assert.deepEqual(point.buckets.counts, [0, 1, 1, 0, 0, 0]);
+    const delay = histogram(m, 'grpc.client.call.retry_delay')!;
+    // This call's backoffs: 100, 200, 400 ms × 0.8–1.2, i.e. 0.56–0.84 s, added to the first call's 0.24–0.36 s.
+    assert.equal(delay.count, 2);
+    assert.ok(delay.sum >= 0.8 - 0.02 && delay.sum <= 1.2 + 0.4, `retry_delay sum ${delay.sum} s`);
+  });
+
+  test('A79: a channel whose MeterProvider names no A96 metric records none, though its calls retry', async () => {
+    const other = new BackendClient(TARGET, grpc.credentials.createInsecure(), {
+      [METRICS_CHANNEL_OPTION]: metricsChannelOption(otherOtel.options(['grpc.lb.wrr.rr_fallback'])),
+    });
+    clients.push(other);
+    const seen = flaky.attempts.length;
+    assert.equal(await call(other, 1), 'flaky');
+    assert.deepEqual(flaky.attempts.slice(seen), [0, 1]);
+    const m = await otherOtel.collect();
+    for (const name of A96) assert.equal(m.get(name), undefined, name);
+  });
+});
