@@ -1,7 +1,8 @@
-import { experimental, Metadata, status } from '@grpc/grpc-js';
+import { type ChannelOptions, experimental, Metadata, status } from '@grpc/grpc-js';
 import { isUnixAddress, parseAddress } from '../core/index.js';
 import { canonicalTarget } from './channel-metrics.js';
 import { CHANNEL_TARGET_OPTION } from './channel-registry.js';
+import { withRetryMetrics } from './service-config-retry-metrics.js';
 
 /**
  * The `endpoints:` target scheme: a fixed endpoint list in which one endpoint may have several addresses,
@@ -43,11 +44,15 @@ export class EndpointsResolver implements experimental.Resolver {
   private readonly result: experimental.StatusOr<experimental.Endpoint[]>;
   /** Tells the root policy the channel's target (the live view lists channels by it). */
   private readonly attributes: Record<string, unknown>;
+  private readonly listener: experimental.ResolverListener;
 
   constructor(
     target: experimental.GrpcUri,
-    private readonly listener: experimental.ResolverListener,
+    listener: experimental.ResolverListener,
+    options: ChannelOptions = {},
   ) {
+    // A96: the calls' retry metrics, when the channel records them.
+    this.listener = withRetryMetrics(listener, target, options);
     this.attributes = { [CHANNEL_TARGET_OPTION]: canonicalTarget(target) };
     try {
       this.result = experimental.statusOrFromValue(parseEndpointsTarget(target.path));

@@ -2,6 +2,7 @@ import { type ChannelOptions, experimental, Metadata, status } from '@grpc/grpc-
 import { canonicalTarget } from './channel-metrics.js';
 import { CHANNEL_TARGET_OPTION } from './channel-registry.js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
+import { withRetryMetrics } from './service-config-retry-metrics.js';
 import { XDS_SCHEME } from './xds-resolver.js';
 
 // grpc-js does not export its constructor type; this is derived from registerResolver.
@@ -45,6 +46,7 @@ class FailingResolver implements experimental.Resolver {
 function misreadTargetResolver(
   target: experimental.GrpcUri,
   listener: experimental.ResolverListener,
+  options: ChannelOptions,
 ): experimental.Resolver | null {
   const { path } = target;
   if (experimental.splitHostPort(path) !== null) return null;
@@ -53,6 +55,7 @@ function misreadTargetResolver(
     return new EndpointsResolver(
       { scheme: ENDPOINTS_SCHEME, path: path.slice(endpointsPrefix.length) },
       listener,
+      options,
     );
   }
   if (path.startsWith(`${XDS_SCHEME}:`)) {
@@ -88,8 +91,8 @@ class DnsFront implements experimental.Resolver {
     options: ChannelOptions,
   ) {
     this.resolver =
-      misreadTargetResolver(target, listener) ??
-      new dnsResolver!(target, withTarget(target, listener), options);
+      misreadTargetResolver(target, listener, options) ??
+      new dnsResolver!(target, withTarget(target, withRetryMetrics(listener, target, options)), options);
   }
 
   updateResolution(): void {

@@ -1,7 +1,8 @@
-// gRFC A96 (retry metrics) end to end: lbtree's control plane serves a route with an A44 retry policy, a real
-// grpc-js server fails the first N attempts of each call with UNAVAILABLE (N from a request header; the attempt
-// number from the grpc-previous-rpc-attempts header grpc-js sends on retries), and grpc-js retries through lbtree's
-// xds: resolver. The values are read back through the OpenTelemetry SDK the user plugs in.
+// gRFC A96 (retry metrics) end to end: a real grpc-js server fails the first N attempts of each call with
+// UNAVAILABLE (N from a request header; the attempt number from the grpc-previous-rpc-attempts header grpc-js
+// sends on retries and hedges), and grpc-js retries: on an xds: channel, with the A44 retry policy lbtree's control
+// plane serves; on an endpoints: channel, with a retry or hedging policy in a plain service config. The values are
+// read back through the OpenTelemetry SDK the user plugs in.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -53,13 +54,13 @@ class FlakyServer {
   }
 }
 
-/** The one histogram point of `name` with A96's labels: its count and sum (undefined: nothing recorded). */
-function histogram(m: Map<string, CollectedMetric>, name: string) {
+/** The one histogram point of `name` with these labels: its count and sum (undefined: nothing recorded). */
+function histogram(m: Map<string, CollectedMetric>, name: string, labels: Record<string, string> = LABELS) {
   const metric = m.get(name);
   if (metric === undefined || metric.points.length === 0) return undefined;
   assert.equal(metric.points.length, 1, `${name}: one point`);
   const p = metric.points[0]!;
-  assert.deepEqual(p.attributes, LABELS, `${name}'s labels`);
+  assert.deepEqual(p.attributes, labels, `${name}'s labels`);
   return { count: p.histogram!.count, sum: p.histogram!.sum! };
 }
 
@@ -182,5 +183,106 @@ describe("A96 retry metrics on lbtree's xds: channels (A44 retry policy from lbt
     assert.deepEqual(flaky.attempts.slice(seen), [0, 1]);
     const m = await otherOtel.collect();
     for (const name of A96) assert.equal(m.get(name), undefined, name);
+  });
+});
+
+describe('A96 retry metrics on endpoints: channels with lbtree_round_robin and a plain service config', () => {
+  const flaky = new FlakyServer();
+  const clients: InstanceType<typeof BackendClient>[] = [];
+  let target = '';
+  let labels: Record<string, string> = {};
+
+  before(async () => {
+    await flaky.start();
+    target = `endpoints:///127.0.0.1:${flaky.port}`;
+    labels = { 'grpc.method': 'lbtree.test.Backend/Whoami', 'grpc.target': target };
+  });
+  after(() => {
+    for (const c of clients) c.close();
+    flaky.server.forceShutdown();
+  });
+
+  /** A channel to the flaky server whose service config gives the Backend service `policy`. */
+  const channel = (otel: OtelMetrics, policy: object, enable = A96) => {
+    const c = new BackendClient(target, grpc.credentials.createInsecure(), {
+      'grpc.service_config': JSON.stringify({
+        loadBalancingConfig: [{ lbtree_round_robin: {} }],
+        methodConfig: [{ name: [{ service: 'lbtree.test.Backend' }], ...policy }],
+      }),
+      [METRICS_CHANNEL_OPTION]: metricsChannelOption(otel.options(enable)),
+    });
+    clients.push(c);
+    return c;
+  };
+  const call = (c: InstanceType<typeof BackendClient>, failures: number) =>
+    whoami(c, {
+      waitForReady: true,
+      deadlineMs: 20_000,
+      headers: { 'x-fail-attempts': String(failures), 'x-fail-delay-ms': String(FAIL_AFTER_MS) },
+    });
+
+  test("A6 retryPolicy (initialBackoff 0.1s, multiplier 2): a call failing 2 attempts records retries 2 and a delay within grpc-js's backoff bounds; a call without retries adds nothing", async (t) => {
+    const otel = new OtelMetrics();
+    const c = channel(otel, {
+      retryPolicy: {
+        maxAttempts: 4,
+        initialBackoff: '0.1s',
+        maxBackoff: '1s',
+        backoffMultiplier: 2,
+        retryableStatusCodes: ['UNAVAILABLE'],
+      },
+    });
+    assert.equal(await call(c, 0), 'flaky');
+    let m = await otel.collect();
+    for (const name of A96) assert.equal(histogram(m, name, labels), undefined, name);
+    const seen = flaky.attempts.length;
+    assert.equal(await call(c, 2), 'flaky');
+    assert.deepEqual(flaky.attempts.slice(seen), [0, 1, 2]);
+    m = await otel.collect();
+    assert.deepEqual(histogram(m, 'grpc.client.call.retries', labels), { count: 1, sum: 2 });
+    const delay = histogram(m, 'grpc.client.call.retry_delay', labels)!;
+    t.diagnostic(`retry_delay ${delay.sum.toFixed(4)} s`);
+    assert.ok(delay.sum >= 0.24 - 0.01 && delay.sum <= 0.36 + 0.2, `retry_delay ${delay.sum} s`);
+    assert.equal(histogram(m, 'grpc.client.call.hedges', labels), undefined);
+    assert.equal(await call(c, 0), 'flaky');
+    m = await otel.collect();
+    assert.equal(histogram(m, 'grpc.client.call.retries', labels)?.count, 1, 'no retries: not reported');
+  });
+
+  test('A6 hedgingPolicy (3 attempts, 0.1 s apart): the third attempt answers while the first two still wait to fail: hedges 2, retry_delay 0 (an attempt was always active)', async () => {
+    const otel = new OtelMetrics();
+    const c = channel(otel, {
+      hedgingPolicy: { maxAttempts: 3, hedgingDelay: '0.1s', nonFatalStatusCodes: ['UNAVAILABLE'] },
+    });
+    assert.equal(await call(c, 0), 'flaky');
+    const seen = flaky.attempts.length;
+    assert.equal(await call(c, 2), 'flaky');
+    assert.deepEqual(flaky.attempts.slice(seen), [0, 1, 2]);
+    const m = await otel.collect();
+    assert.deepEqual(histogram(m, 'grpc.client.call.hedges', labels), { count: 1, sum: 2 });
+    assert.deepEqual(histogram(m, 'grpc.client.call.retry_delay', labels), { count: 1, sum: 0 });
+    assert.equal(histogram(m, 'grpc.client.call.retries', labels), undefined);
+    assert.equal(histogram(m, 'grpc.client.call.transparent_retries', labels), undefined);
+  });
+
+  test('A79: enabled only when named: the same retried call on a channel naming only retries records retries alone', async () => {
+    const otel = new OtelMetrics();
+    const c = channel(
+      otel,
+      {
+        retryPolicy: {
+          maxAttempts: 4,
+          initialBackoff: '0.01s',
+          maxBackoff: '0.01s',
+          backoffMultiplier: 1,
+          retryableStatusCodes: ['UNAVAILABLE'],
+        },
+      },
+      ['grpc.client.call.retries'],
+    );
+    assert.equal(await call(c, 1), 'flaky');
+    const m = await otel.collect();
+    assert.deepEqual(histogram(m, 'grpc.client.call.retries', labels), { count: 1, sum: 1 });
+    assert.equal(m.get('grpc.client.call.retry_delay'), undefined);
   });
 });
