@@ -1,0 +1,138 @@
+// A96 on grpc-js: what the picker adapter does with a tracked call's picks (load-balancing-call.js's sequence of
+// pick, getRealSubchannel, onCallStarted, onCallEnded), and the call-end filter. No server: the pick results and
+// metadata are grpc-js's types, driven by hand in the order grpc-js 1.14 calls them.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { experimental, Metadata, status } from '@grpc/grpc-js';
+import { callEndFilter, trackAttempt } from '../../src/grpc-js/call-retry-tracking.js';
+import { CallRetryTracers } from '../../src/metrics/index.js';
+import { OtelMetrics } from '../support/otel-metrics.js';
+
+const A96 = [
+  'grpc.client.call.retries',
+  'grpc.client.call.transparent_retries',
+  'grpc.client.call.hedges',
+  'grpc.client.call.retry_delay',
+];
+
+function setup() {
+  const otel = new OtelMetrics();
+  const clock = { t: 0 };
+  const tracers = new CallRetryTracers(otel.recorder('dns:///tracked', A96), () => clock.t);
+  const tracer = tracers.forCall('/pkg.Echo/Say');
+  const calls: string[] = [];
+  const real = { name: 'the real subchannel' };
+  const subchannel = {
+    getAddress: () => '127.0.0.1:1',
+    getRealSubchannel: () => real,
+  } as unknown as experimental.SubchannelInterface;
+  const complete: experimental.PickResult = {
+    pickResultType: experimental.PickResultType.COMPLETE,
+    subchannel,
+    status: null,
+    onCallStarted: () => calls.push('started'),
+    onCallEnded: (code) => calls.push(`ended ${code}`),
+  };
+  const failed = (type: experimental.PickResultType): experimental.PickResult => ({
+    pickResultType: type,
+    subchannel: null,
+    status: { code: status.UNAVAILABLE, details: 'no backend', metadata: new Metadata() },
+    onCallStarted: null,
+    onCallEnded: null,
+  });
+  /** An attempt's metadata: grpc-js adds grpc-previous-rpc-attempts from the first retry on. */
+  const metadata = (previous: number, waitForReady = false) => {
+    const m = new Metadata({ waitForReady });
+    if (previous > 0) m.set('grpc-previous-rpc-attempts', String(previous));
+    return m;
+  };
+  const values = async () => {
+    const m = await otel.collect();
+    return Object.fromEntries(A96.map((n) => [n, m.get(n)?.points[0]?.histogram?.sum]));
+  };
+  return { clock, tracer, calls, real, subchannel, complete, failed, metadata, values };
+}
+
+describe('A96 tracking of a call on grpc-js (picker adapter side)', () => {
+  test('a complete pick keeps its subchannel and hooks (they still run), and learns of the stream from getRealSubchannel and onCallStarted', async () => {
+    const s = setup();
+    const result = trackAttempt(s.tracer, s.metadata(0), s.complete);
+    assert.equal(result.pickResultType, experimental.PickResultType.COMPLETE);
+    assert.equal(result.subchannel!.getAddress(), '127.0.0.1:1', 'the same subchannel in every respect');
+    assert.equal(result.subchannel!.getRealSubchannel(), s.real);
+    result.onCallStarted!();
+    result.onCallEnded!(status.OK, 'OK', new Metadata());
+    assert.deepEqual(s.calls, ['started', `ended ${status.OK}`]);
+    s.tracer.callEnded();
+    assert.deepEqual(await s.values(), {
+      'grpc.client.call.retries': undefined,
+      'grpc.client.call.transparent_retries': undefined,
+      'grpc.client.call.hedges': undefined,
+      'grpc.client.call.retry_delay': undefined,
+    });
+  });
+
+  test('picked again because the subchannel was no longer ready (getRealSubchannel not called): the same attempt; after getRealSubchannel without a stream: a transparent retry', async () => {
+    const s = setup();
+    trackAttempt(s.tracer, s.metadata(0), s.complete);
+    const again = trackAttempt(s.tracer, s.metadata(0), s.complete);
+    again.subchannel!.getRealSubchannel(); // createCall throws next: grpc-js retries transparently at once
+    const transparent = trackAttempt(s.tracer, s.metadata(0), s.complete);
+    transparent.subchannel!.getRealSubchannel();
+    transparent.onCallStarted!();
+    transparent.onCallEnded!(status.OK, 'OK', new Metadata());
+    s.tracer.callEnded();
+    const v = await s.values();
+    assert.equal(v['grpc.client.call.transparent_retries'], 1);
+    assert.equal(v['grpc.client.call.retries'], undefined);
+    assert.equal(v['grpc.client.call.retry_delay'], 0);
+  });
+
+  test('a failed pick ends a call that is not wait-for-ready (the delay runs from it); a wait-for-ready call keeps waiting in the same attempt', async () => {
+    const s = setup();
+    trackAttempt(s.tracer, s.metadata(0, true), s.failed(experimental.PickResultType.TRANSIENT_FAILURE));
+    s.clock.t = 30;
+    // Still the first attempt: picked again when a new picker comes; then it fails without waiting.
+    const first = trackAttempt(s.tracer, s.metadata(0, true), s.complete);
+    first.onCallStarted!();
+    s.clock.t = 35;
+    first.onCallEnded!(status.UNAVAILABLE, 'x', new Metadata());
+    s.clock.t = 135;
+    trackAttempt(s.tracer, s.metadata(1), s.failed(experimental.PickResultType.TRANSIENT_FAILURE));
+    s.clock.t = 335;
+    const third = trackAttempt(s.tracer, s.metadata(2), s.complete);
+    third.onCallStarted!();
+    third.onCallEnded!(status.OK, 'OK', new Metadata());
+    s.tracer.callEnded();
+    const v = await s.values();
+    assert.equal(v['grpc.client.call.retries'], 2);
+    assert.equal(v['grpc.client.call.transparent_retries'], undefined);
+    assert.ok(
+      Math.abs(v['grpc.client.call.retry_delay']! - 0.3) < 1e-9,
+      `${v['grpc.client.call.retry_delay']}`,
+    );
+  });
+
+  test('queue results pass through unchanged; a drop ends the attempt', () => {
+    const s = setup();
+    const queue: experimental.PickResult = { ...s.failed(experimental.PickResultType.QUEUE), status: null };
+    assert.equal(trackAttempt(s.tracer, s.metadata(0), queue), queue);
+    const drop = s.failed(experimental.PickResultType.DROP);
+    assert.equal(trackAttempt(s.tracer, s.metadata(0), drop), drop);
+  });
+
+  test('the call-end filter ends the call once, passing its status through', async () => {
+    const s = setup();
+    trackAttempt(s.tracer, s.metadata(0), s.failed(experimental.PickResultType.TRANSIENT_FAILURE));
+    s.clock.t = 50;
+    trackAttempt(s.tracer, s.metadata(1), s.failed(experimental.PickResultType.TRANSIENT_FAILURE));
+    const filter = callEndFilter(s.tracer).createFilter();
+    const ended = { code: status.UNAVAILABLE, details: 'no backend', metadata: new Metadata() };
+    assert.equal(filter.receiveTrailers(ended), ended);
+    filter.receiveTrailers(ended);
+    const v = await s.values();
+    assert.equal(v['grpc.client.call.retries'], 1);
+    assert.ok(Math.abs(v['grpc.client.call.retry_delay']! - 0.05) < 1e-9);
+  });
+});
