@@ -127,9 +127,9 @@ const UNTRACKED = new CallAttempt(null, 0);
  *
  * Attempts are told apart by what a pick carries: the number of earlier attempts (`grpc-previous-rpc-attempts`,
  * which retries and hedges raise and a transparent retry keeps). A pick whose number is the highest so far
- * belongs to the attempt that number names while that attempt is still picking (a queued pick picked again);
- * it starts a transparent retry when that attempt was creating or had its stream (the stream could not be
- * created, or was refused). See docs/metrics.md for what this leaves unseen.
+ * belongs to the newest attempt with that number while that attempt is still picking (a queued pick picked
+ * again); it starts a transparent retry when an attempt was creating its stream (it could not be created) or
+ * that attempt already had its stream (a stream was refused). See docs/metrics.md for what this leaves unseen.
  */
 export class CallRetryTracer {
   /** Whether the call's policy is a hedging policy (it raises attempts by hedging, not by retrying). */
@@ -175,8 +175,8 @@ export class CallRetryTracer {
       return this.start(previousAttempts, 'transparent');
     }
     if (newest !== undefined && newest.state === PICKING) return newest;
-    // Its stream was refused: grpc-js starts the transparent retry before it reports the attempt's end.
-    if (newest !== undefined && newest.state === STREAMING) newest.ended();
+    // A stream was refused: grpc-js starts the transparent retry before it reports the refused attempt's end
+    // (under a hedging policy the refused attempt may be an older one than `newest`, still streaming).
     return this.start(previousAttempts, 'transparent');
   }
 

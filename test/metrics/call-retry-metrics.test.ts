@@ -197,6 +197,37 @@ describe('A96 call retry metrics: the tracer of one call', () => {
     assert.equal(point(m, 'grpc.client.call.retry_delay')?.sum, 0);
   });
 
+  test("hedging with a refused stream: its transparent retry carries the newest hedge's count while that hedge streams on; the refused attempt alone ends", async () => {
+    const { otel, clock, tracers } = channel();
+    const call = tracers.forCall('/pkg.Echo/Say');
+    call.hedging = true;
+    const a = call.attemptFor(0);
+    a.streamStarted();
+    clock.t = 10;
+    const b = call.attemptFor(1);
+    b.streamStarted();
+    clock.t = 15;
+    // `a` is refused: grpc-js stamps its transparent retry with its current count, b's.
+    const t = call.attemptFor(1);
+    assert.notEqual(t, b);
+    a.ended();
+    t.streamStarted();
+    clock.t = 20;
+    t.ended();
+    clock.t = 40;
+    const c = call.attemptFor(2); // b still streams: no delay
+    c.streamStarted();
+    clock.t = 50;
+    b.ended();
+    clock.t = 60;
+    c.ended();
+    call.callEnded();
+    const m = await otel.collect();
+    assert.equal(point(m, 'grpc.client.call.hedges')?.sum, 2);
+    assert.equal(point(m, 'grpc.client.call.transparent_retries')?.sum, 1);
+    assert.equal(point(m, 'grpc.client.call.retry_delay')?.sum, 0);
+  });
+
   test('a call that ended: later picks and hook calls record nothing more', async () => {
     const { otel, tracers } = channel();
     const call = tracers.forCall('/pkg.Echo/Say');
