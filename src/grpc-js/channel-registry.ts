@@ -1,4 +1,5 @@
 import type { PolicyNode } from '../core/index.js';
+import type { FlightRecorder } from '../recorder/index.js';
 import type { XdsClientDump } from '../xds/client/dump.js';
 import type { XdsConfig } from '../xds/xds-config.js';
 
@@ -28,6 +29,8 @@ export interface RegisteredChannel {
   xdsConfig(): XdsConfig | undefined;
   /** The channel's flight recording as a file (docs/recording-format.md), or undefined when it does not record. */
   exportRecording?(): string | undefined;
+  /** The flight recorder the channel writes to now, or undefined when it does not record. */
+  readonly recorder?: FlightRecorder | undefined;
 }
 
 export interface ChannelRegistryListener {
@@ -36,7 +39,8 @@ export interface ChannelRegistryListener {
 }
 
 /**
- * The channels lbtree runs in, by id. Held weakly: a channel dropped without `close()` (whose root policy is
+ * The channels lbtree runs in, by id: the one list the live view shows and `recordedChannels()` reads (a
+ * channel's entry carries its target, its tree and its recorder). Held weakly: a channel dropped without `close()` (whose root policy is
  * never destroyed) leaves the list when it is collected; a destroyed root leaves it at once.
  */
 export class ChannelRegistry {

@@ -29,7 +29,7 @@ import {
 import { fromGrpcEndpoints } from './endpoint-conversion.js';
 import { GrpcHelperAdapter, subchannelOptions } from './helper-adapter.js';
 import { logInvalidConfigOnce } from './invalid-config-log.js';
-import { recorderFor, trackRecorder } from './recorded-channels.js';
+import { recorderFor } from './recorded-channels.js';
 import { lbtreeTracer } from './tracers.js';
 
 /**
@@ -140,7 +140,7 @@ export function grpcPolicyClasses(
     private readonly helper: GrpcHelperAdapter;
     private policy: LoadBalancer | null = null;
     /** The flight recorder this root writes to, and whether it made it (`register({ recorder })`). */
-    private recorder: { recorder: FlightRecorder; owned: boolean } | null = null;
+    private recording: { recorder: FlightRecorder; owned: boolean } | null = null;
     // The channel registry's record (lbtree/admin): set on the first update, which says what the channel is.
     readonly id = liveChannels.nextId();
     readonly createdAt = Date.now();
@@ -165,7 +165,10 @@ export function grpcPolicyClasses(
           return this.reject(`expected a ${grpcName} config, got ${lbConfig.getLoadBalancerName()}`);
         }
         const endpoints = fromGrpcEndpoints(endpointList);
-        this.record(channelOptions)?.update(
+        const recording = this.record(channelOptions);
+        // Listed from its first update, good or not: a channel failing from the start is one to look at.
+        this.register(channelOptions);
+        recording?.update(
           endpoints,
           lbConfig.toJsonObject(),
           channelOptions as Record<string, unknown>,
@@ -183,7 +186,6 @@ export function grpcPolicyClasses(
           this.helper.metricsRecorder = channelMetricsRecorder(channelOptions);
           this.policy = factory.create(this.helper, registry);
         }
-        this.register(channelOptions);
         return this.policy.update({
           endpoints,
           config: lbConfig.config,
@@ -212,11 +214,9 @@ export function grpcPolicyClasses(
 
     /** Starts, keeps or stops the channel's flight recording as the options say; returns it. */
     private record(options: ChannelOptions): ChannelRecording | null {
-      const next = recorderFor(options, this.recorder?.recorder ?? null);
-      if (next?.recorder !== this.recorder?.recorder) {
-        if (this.recorder) trackRecorder(this.recorder.recorder, false);
-        this.recorder = next;
-        if (next) trackRecorder(next.recorder, true);
+      const next = recorderFor(options, this.recording?.recorder ?? null);
+      if (next?.recorder !== this.recording?.recorder) {
+        this.recording = next;
         this.helper.recording = next ? new ChannelRecording(next.recorder) : null;
       }
       return this.helper.recording;
@@ -244,8 +244,12 @@ export function grpcPolicyClasses(
       return describeChild(this.policy, factory.name, this.helper.lastState, this.helper.lastStatus);
     }
 
+    get recorder(): FlightRecorder | undefined {
+      return this.recording?.recorder;
+    }
+
     exportRecording(): string | undefined {
-      return this.recorder?.recorder.export();
+      return this.recording?.recorder.export();
     }
 
     xdsDump(): XdsClientDump | undefined {
@@ -265,8 +269,7 @@ export function grpcPolicyClasses(
     destroy(): void {
       this.policy?.destroy();
       this.policy = null;
-      if (this.recorder) trackRecorder(this.recorder.recorder, false);
-      this.recorder = null;
+      this.recording = null;
       this.helper.recording = null;
       liveChannels.remove(this);
     }

@@ -1,5 +1,6 @@
 import type { ChannelOptions } from '@grpc/grpc-js';
 import { FlightRecorder, type FlightRecorderOptions } from '../recorder/index.js';
+import { liveChannels } from './channel-registry.js';
 
 /**
  * The channel option that turns the flight recorder on for one channel: its value is the
@@ -19,9 +20,6 @@ export function withoutFlightRecorder(options: ChannelOptions): ChannelOptions {
 export type RecordEveryChannelOption = boolean | FlightRecorderOptions;
 
 let everyChannel: FlightRecorderOptions | null = null;
-let lastId = 0;
-/** Recorders roots write to, with an id each and how many roots write to them (a policy switch overlaps two). */
-const live = new Map<FlightRecorder, { readonly id: number; roots: number }>();
 
 /** Sets whether channels without their own recorder get one (see `register({ recorder })`). */
 export function recordEveryChannel(option: RecordEveryChannelOption | undefined): void {
@@ -29,9 +27,9 @@ export function recordEveryChannel(option: RecordEveryChannelOption | undefined)
   everyChannel = option === false ? null : option === true ? {} : option;
 }
 
-/** One channel's recording, as the admin view lists them. */
+/** One channel's recording, as `recordedChannels()` lists them. */
 export interface ChannelRecordingEntry {
-  /** Stable for the recorder's life. */
+  /** The id of the (first) channel writing to it in `liveChannels`, as a number. */
   readonly id: number;
   readonly label: string;
   readonly recorder: FlightRecorder;
@@ -39,14 +37,28 @@ export interface ChannelRecordingEntry {
   export(): string;
 }
 
-/** Every recorder a live channel writes to now, oldest first: per-channel ones and `register({ recorder })`'s. */
+/**
+ * Every recorder a live channel writes to now, oldest first: per-channel ones and `register({ recorder })`'s.
+ * Read from `liveChannels`, the one registry: a recorder appears once however many roots write to it (grpc-js
+ * runs two roots of a channel while it switches policy; an application may give one recorder to several
+ * channels).
+ *
+ * @deprecated Use `liveChannels.list()`: each channel's entry carries its `recorder` (undefined when it does
+ * not record) and `exportRecording()`.
+ */
 export function recordedChannels(): ChannelRecordingEntry[] {
-  return [...live].map(([recorder, { id }]) => ({
-    id,
-    label: recorder.label,
-    recorder,
-    export: () => recorder.export(),
-  }));
+  const seen = new Map<FlightRecorder, ChannelRecordingEntry>();
+  for (const channel of liveChannels.list()) {
+    const recorder = channel.recorder;
+    if (recorder === undefined || seen.has(recorder)) continue;
+    seen.set(recorder, {
+      id: Number(channel.id),
+      label: recorder.label,
+      recorder,
+      export: () => recorder.export(),
+    });
+  }
+  return [...seen.values()];
 }
 
 /**
@@ -64,13 +76,4 @@ export function recorderFor(
   const label =
     typeof options['grpc.default_authority'] === 'string' ? options['grpc.default_authority'] : '';
   return { recorder: new FlightRecorder({ label, ...everyChannel }), owned: true };
-}
-
-/** @internal A root started (`true`) or stopped writing to `recorder`. */
-export function trackRecorder(recorder: FlightRecorder, writing: boolean): void {
-  const entry = live.get(recorder);
-  if (writing) {
-    if (entry) entry.roots++;
-    else live.set(recorder, { id: ++lastId, roots: 1 });
-  } else if (entry && --entry.roots === 0) live.delete(recorder);
 }

@@ -24,7 +24,7 @@ export interface RegisterOptions {
   readonly xds?: XdsRegisterOption;
   /**
    * A flight recorder on every channel whose options name none: true (the defaults) or its options (ring size,
-   * interval); false turns that off again. Read them with `recordedChannels()` (see README "Record and replay").
+   * interval); false turns that off again. Read them from `liveChannels` (each channel's `recorder`) (see README "Record and replay").
    */
   readonly recorder?: RecordEveryChannelOption;
   /**
