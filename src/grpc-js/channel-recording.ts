@@ -20,9 +20,12 @@ import type {
   FlightRecorder,
   RecordedCluster,
   RecordedEndpoint,
+  RecordedRoute,
   UpdateEvent,
 } from '../recorder/index.js';
-import { xdsClustersOf } from '../xds/xds-config.js';
+import { XDS_ROUTE_CALL_ATTRIBUTE } from '../xds/call-attributes.js';
+import type { XdsRoute } from '../xds/resources/types.js';
+import { xdsClustersOf, xdsConfigOf } from '../xds/xds-config.js';
 import { readBackendMetrics } from './backend-metrics.js';
 import { fromGrpcState } from './connectivity.js';
 import { FLIGHT_RECORDER_OPTION } from './recorded-channels.js';
@@ -52,6 +55,7 @@ export class ChannelRecording {
     resolutionNote: string,
   ): void {
     const clusters = xdsClustersOf(attributes);
+    const routes = xdsConfigOf(attributes)?.virtualHost.routes;
     const event: Omit<UpdateEvent, 'type' | 'at'> = {
       config,
       ...(endpoints.ok
@@ -62,6 +66,7 @@ export class ChannelRecording {
       ...(clusters
         ? { xdsClusters: [...clusters.clusters].map(([name, c]) => recordedCluster(name, c)) }
         : {}),
+      ...(routes ? { xdsRoutes: routes.map(recordedRoute) } : {}),
     };
     this.recorder.update(event);
   }
@@ -142,6 +147,12 @@ export class ChannelRecording {
     };
   }
 
+  /** Counts the pick under the xDS route its call took, when the config selector named one. */
+  routePicked(pickInfo: Readonly<Record<string, string>>): void {
+    const route = pickInfo[XDS_ROUTE_CALL_ATTRIBUTE];
+    if (typeof route === 'string') this.recorder.routePicked(route);
+  }
+
   pickFailed(dropped: boolean): void {
     this.recorder.pickFailed(dropped);
   }
@@ -200,9 +211,13 @@ function recordedCluster(
     overrideHostStatus: [...cluster.overrideHostStatus],
   };
   if (children.kind === 'aggregate') return { ...base, leafClusters: [...children.leafClusters] };
+  const discovery = cluster.discovery;
+  const dns =
+    discovery.kind === 'logical_dns' ? { dns: { hostname: discovery.hostname, port: discovery.port } } : {};
   const assignment = children.endpoints;
   return {
     ...base,
+    ...dns,
     ...(children.resolutionNote ? { resolutionNote: children.resolutionNote } : {}),
     ...(assignment
       ? {
@@ -224,4 +239,27 @@ function recordedCluster(
         }
       : {}),
   };
+}
+
+/** A route as the recording keeps it: its cluster choice, and its match described for people. */
+function recordedRoute(route: XdsRoute): RecordedRoute {
+  const action = route.action;
+  const match = describeMatch(route);
+  if (action.kind === 'cluster') return { match, cluster: action.cluster };
+  if (action.kind === 'weighted_clusters')
+    return { match, weightedClusters: action.clusters.map((c) => ({ name: c.name, weight: c.weight })) };
+  return { match, nonForwarding: action.action };
+}
+
+function describeMatch(route: XdsRoute): string {
+  const { path, headers, runtimeFractionPerMillion } = route.match;
+  const text =
+    path.kind === 'safe_regex'
+      ? `safe_regex ${JSON.stringify(path.regex.pattern())}`
+      : `${path.kind} ${JSON.stringify(path.kind === 'prefix' ? path.prefix : path.path)}${path.caseSensitive ? '' : ' (any case)'}`;
+  return (
+    text +
+    (headers.length > 0 ? `, headers ${headers.map((h) => h.name).join(', ')}` : '') +
+    (runtimeFractionPerMillion !== undefined ? `, runtime_fraction ${runtimeFractionPerMillion} ppm` : '')
+  );
 }

@@ -23,6 +23,7 @@ import {
   registerXdsPolicies,
   XDS_CLUSTER_CALL_ATTRIBUTE,
   XDS_OVERRIDE_HOST_CALL_ATTRIBUTE,
+  XDS_ROUTE_CALL_ATTRIBUTE,
 } from '../xds/balancer/index.js';
 import { XDS_LOAD_REPORTING_ARG } from '../xds/load-store.js';
 import type { FaultInjector } from '../xds/resolver/fault-injection.js';
@@ -161,6 +162,7 @@ class DeferredRouteFilter extends experimental.BaseFilter {
     }
     const pickInformation: Record<string | symbol, unknown> = {
       [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
+      [XDS_ROUTE_CALL_ATTRIBUTE]: selection.route,
       [HASH_PICK_INFO_KEY]: selection.hash.toString(),
     };
     if (selection.session !== undefined) {
@@ -393,6 +395,7 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
     }
     const pickInformation: Record<string | symbol, unknown> = {
       [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
+      [XDS_ROUTE_CALL_ATTRIBUTE]: selection.route,
       [HASH_PICK_INFO_KEY]: selection.hash.toString(),
     };
     const session = selection.session;

@@ -49,6 +49,13 @@ export class EndpointCalls {
   constructor(readonly address: string) {}
 }
 
+/** The picks of one route (its index in the latest update's `xdsRoutes`) in the current interval. */
+class RouteCalls {
+  picks = 0;
+  listed = false;
+  constructor(readonly route: number) {}
+}
+
 /** What a dropped event leaves behind, so an export still starts from a complete picture. */
 interface Baseline {
   update: UpdateEvent | undefined;
@@ -83,6 +90,9 @@ export class FlightRecorder {
   };
   private readonly counters = new Map<string, EndpointCalls>();
   private readonly listed: EndpointCalls[] = [];
+  /** Per route key (the xDS route's index as a string, as the call's pick information has it). */
+  private readonly routeCounters = new Map<string, RouteCalls>();
+  private readonly routesListed: RouteCalls[] = [];
   /** The open interval's start, and its timer (null while no call is counted: an idle channel has none). */
   private intervalStart = 0;
   private intervalTimer: CancelTimer | null = null;
@@ -187,6 +197,26 @@ export class FlightRecorder {
     }
   }
 
+  /**
+   * A pick (complete, failed or dropped) of a call the xDS config selector sent down route `route` (its index
+   * in the update's `xdsRoutes`, as a decimal string); anything else is ignored.
+   */
+  routePicked(route: string): void {
+    let counter = this.routeCounters.get(route);
+    if (counter === undefined) {
+      const index = Number(route);
+      if (!Number.isInteger(index) || index < 0 || String(index) !== route) return;
+      counter = new RouteCalls(index);
+      this.routeCounters.set(route, counter);
+    }
+    if (this.intervalTimer === null) this.openInterval();
+    if (!counter.listed) {
+      counter.listed = true;
+      this.routesListed.push(counter);
+    }
+    counter.picks++;
+  }
+
   /** The root's picker failed (or, `dropped`, dropped) a call. */
   pickFailed(dropped: boolean): void {
     if (this.intervalTimer === null) this.openInterval();
@@ -255,6 +285,11 @@ export class FlightRecorder {
       c.listed = false;
     }
     this.listed.length = 0;
+    for (const r of this.routesListed) {
+      r.picks = 0;
+      r.listed = false;
+    }
+    this.routesListed.length = 0;
     this.failedPicks = 0;
     this.droppedPicks = 0;
     if (done === undefined) {
@@ -268,7 +303,13 @@ export class FlightRecorder {
 
   /** The open interval as an event ending at `end`, or undefined when nothing was counted in it. */
   private currentCalls(end: number): CallsEvent | undefined {
-    if (this.listed.length === 0 && this.failedPicks === 0 && this.droppedPicks === 0) return undefined;
+    if (
+      this.listed.length === 0 &&
+      this.failedPicks === 0 &&
+      this.droppedPicks === 0 &&
+      this.routesListed.length === 0
+    )
+      return undefined;
     return {
       type: 'calls',
       at: this.intervalStart,
@@ -283,6 +324,13 @@ export class FlightRecorder {
       })),
       failedPicks: this.failedPicks,
       droppedPicks: this.droppedPicks,
+      ...(this.routesListed.length > 0
+        ? {
+            routes: this.routesListed
+              .map((r) => ({ route: r.route, picks: r.picks }))
+              .sort((a, b) => a.route - b.route),
+          }
+        : {}),
     };
   }
 

@@ -118,6 +118,15 @@ function checkCluster(r: LineReader, path: string, value: unknown): void {
   r.count(`${path}.maxRequests`, c.maxRequests);
   r.array(`${path}.overrideHostStatus`, c.overrideHostStatus);
   if (c.outlierDetection !== undefined) r.object(`${path}.outlierDetection`, c.outlierDetection);
+  if (c.leafClusters !== undefined)
+    r.array(`${path}.leafClusters`, c.leafClusters).forEach((n, i) =>
+      r.string(`${path}.leafClusters[${i}]`, n),
+    );
+  if (c.dns !== undefined) {
+    const dns = r.object(`${path}.dns`, c.dns);
+    r.string(`${path}.dns.hostname`, dns.hostname);
+    r.count(`${path}.dns.port`, dns.port);
+  }
   if (c.assignment === undefined) return;
   const a = r.object(`${path}.assignment`, c.assignment);
   r.array(`${path}.assignment.priorities`, a.priorities).forEach((p, i) => {
@@ -141,6 +150,25 @@ function checkCluster(r: LineReader, path: string, value: unknown): void {
   });
 }
 
+function checkRoute(r: LineReader, path: string, value: unknown): void {
+  const route = r.object(path, value);
+  r.string(`${path}.match`, route.match);
+  const actions = ['cluster', 'weightedClusters', 'nonForwarding'].filter((k) => route[k] !== undefined);
+  if (actions.length !== 1)
+    r.fail(path, `expected one of cluster, weightedClusters or nonForwarding, got ${actions.length}`);
+  if (route.cluster !== undefined) r.string(`${path}.cluster`, route.cluster);
+  if (route.nonForwarding !== undefined) r.string(`${path}.nonForwarding`, route.nonForwarding);
+  if (route.weightedClusters === undefined) return;
+  const clusters = r.array(`${path}.weightedClusters`, route.weightedClusters);
+  if (clusters.length === 0) r.fail(`${path}.weightedClusters`, 'expected at least one cluster');
+  clusters.forEach((c, i) => {
+    const at = `${path}.weightedClusters[${i}]`;
+    const entry = r.object(at, c);
+    r.string(`${at}.name`, entry.name);
+    if (r.count(`${at}.weight`, entry.weight) === 0) r.fail(`${at}.weight`, 'expected a weight > 0');
+  });
+}
+
 function readEvent(r: LineReader): RecordedEvent {
   const v = r.value;
   r.number('at');
@@ -152,6 +180,8 @@ function readEvent(r: LineReader): RecordedEvent {
       else checkEndpoints(r, 'endpoints', v.endpoints);
       if (v.xdsClusters !== undefined)
         for (const [i, c] of r.array('xdsClusters').entries()) checkCluster(r, `xdsClusters[${i}]`, c);
+      if (v.xdsRoutes !== undefined)
+        for (const [i, route] of r.array('xdsRoutes').entries()) checkRoute(r, `xdsRoutes[${i}]`, route);
       return v as unknown as UpdateEvent;
     }
     case 'subchannel':
@@ -180,6 +210,12 @@ function readEvent(r: LineReader): RecordedEvent {
       });
       r.count('failedPicks');
       r.count('droppedPicks');
+      if (v.routes !== undefined)
+        r.array('routes').forEach((e, i) => {
+          const route = r.object(`routes[${i}]`, e);
+          r.count(`routes[${i}].route`, route.route);
+          r.count(`routes[${i}].picks`, route.picks);
+        });
       return v as unknown as CallsEvent;
     }
     default:

@@ -75,9 +75,25 @@ export interface RecordedCluster {
   readonly overrideHostStatus: readonly string[];
   /** An aggregate cluster's leaf clusters, in priority order. */
   readonly leafClusters?: readonly string[];
+  /** A LOGICAL_DNS cluster's DNS name and port (A37); its resolved addresses are the `assignment`. */
+  readonly dns?: { readonly hostname: string; readonly port: number };
   /** The endpoints; absent when none were obtained yet (`resolutionNote` says why). */
   readonly assignment?: RecordedAssignment;
   readonly resolutionNote?: string;
+}
+
+/**
+ * A route of the xDS channel's virtual host (A28), as far as the tree reads it: the action's cluster choice.
+ * `match` describes the route's match for people; a replay takes calls per route from the `calls` events.
+ */
+export interface RecordedRoute {
+  readonly match: string;
+  /** A single cluster. */
+  readonly cluster?: string;
+  /** weighted_clusters: each call chooses one at random by weight (A28). */
+  readonly weightedClusters?: readonly { readonly name: string; readonly weight: number }[];
+  /** A route whose action is not `route` (its calls fail before any pick): the action's name. */
+  readonly nonForwarding?: string;
 }
 
 /** What the resolver (or the xDS resolver) delivered to the root policy. */
@@ -97,6 +113,8 @@ export interface UpdateEvent {
     | RecordedCluster
     | { readonly name: string; readonly error: RecordedStatus }
   )[];
+  /** On an xDS channel: the routes of the virtual host the channel uses, in order (A28). */
+  readonly xdsRoutes?: readonly RecordedRoute[];
 }
 
 /** A connectivity state change of the channel's connection to one address. */
@@ -151,6 +169,17 @@ export interface CallsEvent {
   /** Picks the root's picker failed (TRANSIENT_FAILURE) or dropped. */
   readonly failedPicks: number;
   readonly droppedPicks: number;
+  /**
+   * On an xDS channel: the interval's picks (complete, failed and dropped) per route of the latest update's
+   * `xdsRoutes`, by index: which routes the application's calls took.
+   */
+  readonly routes?: readonly RoutePicks[];
+}
+
+export interface RoutePicks {
+  /** The index of the route in the latest update's `xdsRoutes`. */
+  readonly route: number;
+  readonly picks: number;
 }
 
 /**

@@ -7,6 +7,12 @@ import type { PickArgs } from '../core/index.js';
  */
 export const XDS_CLUSTER_CALL_ATTRIBUTE = 'lbtree.xds.cluster';
 
+/**
+ * The pick information under which the xDS config selector names the route the call matched: its index in the
+ * virtual host's routes, a decimal string. Only a channel's flight recorder reads it (calls per route).
+ */
+export const XDS_ROUTE_CALL_ATTRIBUTE = 'lbtree.xds.route';
+
 /** The cluster the config selector chose for this call, if any. */
 export function selectedCluster(args: PickArgs): string | undefined {
   const value = args.callAttributes?.get(XDS_CLUSTER_CALL_ATTRIBUTE);

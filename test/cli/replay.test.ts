@@ -123,7 +123,9 @@ test('replay --config: the same inputs under ring_hash still fail over, with the
   const report = replayRecording(readRecording(failoverRecording()), {
     config: [{ ring_hash_experimental: { minRingSize: 1024, maxRingSize: 1024 } }],
   });
-  assert.match(JSON.stringify(report.config), /ring_hash_experimental/);
+  // The channel's root runs as recorded; the cluster's endpoint-picking policy is the one given.
+  assert.match(JSON.stringify(report.config), /"cds_experimental":\{"cluster":"svc"\}/);
+  assert.match(JSON.stringify(report.clusterPolicies), /^\{"svc":\[\{"ring_hash_experimental"/);
   const step = report.simulated.steps[1]!;
   const a1 = step.picks.get(A1) ?? 0;
   const a2 = step.picks.get(A2) ?? 0;
@@ -218,7 +220,7 @@ test('lbtree simulate --replay prints recorded beside simulated, --html charts b
   const other = run('--replay', file, '--config', ring);
   assert.equal(other.status, 0, other.stderr);
   assert.match(other.stdout, /under .*ring\.yaml/);
-  assert.match(other.stdout, /root LB config replayed: .*ring_hash_experimental/);
+  assert.match(other.stdout, /cluster svc: endpoint-picking policy \[\{"ring_hash_experimental"/);
   // Cut after the header and three events: no end line.
   const truncated = join(dir, 'truncated.lbrec');
   writeFileSync(truncated, `${text.split('\n').slice(0, 4).join('\n')}\n`);

@@ -201,6 +201,7 @@ function whatWasSimulated(scenario: Scenario): string {
 /** The drawings of one run: its state band, a share chart per dimension, and its call errors. */
 export function runCharts(report: SimulationReport, timing: Timing): string {
   const dims: Dimension[] = ['priority', 'locality'];
+  if (new Set(report.endpoints.map((e) => e.cluster)).size > 1) dims.unshift('cluster');
   if (report.endpoints.length <= COLORS.length) dims.push('endpoint');
   return `${stateBand(report, timing)}
 ${dims.map((d) => chart(report, d, timing)).join('\n')}

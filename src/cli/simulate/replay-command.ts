@@ -10,7 +10,7 @@ export interface ReplayCommandOptions {
   readonly replay: string;
   /** Another LB config (YAML or JSON): the root's, or for an xDS recording the cluster's endpoint-picking policy. */
   readonly config?: string;
-  /** The xDS cluster to replay when the channel had several. */
+  /** The one xDS cluster to replay (its calls only); default: every cluster the channel routed calls to. */
   readonly xdsCluster?: string;
   /** Also write a self-contained page with the recorded and the simulated charts. */
   readonly html?: string;
@@ -46,7 +46,11 @@ export function simulateReplay(options: ReplayCommandOptions, out: (text: string
       (h.droppedEvents > 0 ? `, ${h.droppedEvents} older events dropped by the ring` : '') +
       '\n' +
       (report.cluster !== undefined ? `xDS cluster: ${report.cluster}\n` : '') +
-      `root LB config replayed: ${JSON.stringify(report.config)}\n\n`,
+      `root LB config replayed: ${JSON.stringify(report.config)}\n` +
+      Object.entries(report.clusterPolicies ?? {})
+        .map(([name, policy]) => `cluster ${name}: endpoint-picking policy ${JSON.stringify(policy)}\n`)
+        .join('') +
+      '\n',
   );
   const timeline = replayTextReport(report);
   out(`${timeline}\n`);

@@ -4,6 +4,11 @@ import type { SimulationReport, Step } from './run-scenario.js';
 
 export const DIMENSIONS: readonly Dimension[] = ['priority', 'locality', 'endpoint'];
 
+/** The dimensions a replay is compared in: also by cluster when it replayed several xDS clusters. */
+export function dimensionsOf(report: ReplayReport): readonly Dimension[] {
+  return new Set(report.endpoints.map((e) => e.cluster)).size > 1 ? ['cluster', ...DIMENSIONS] : DIMENSIONS;
+}
+
 /** How far the simulated share of one group was from the recorded one in one step, in percentage points. */
 export interface ShareGap {
   readonly atMs: number;
@@ -36,7 +41,7 @@ export function shareGaps(report: ReplayReport): ShareGap[] {
     const sim = report.simulated.steps[i]!;
     const calls: [number, number] = [completed(rec), completed(sim)];
     if (calls[0] === 0 || calls[1] === 0) return;
-    for (const dimension of DIMENSIONS) {
+    for (const dimension of dimensionsOf(report)) {
       const r = percentages(rec, report.recorded, dimension);
       const s = percentages(sim, report.simulated, dimension);
       let worst: ShareGap | undefined;
@@ -63,13 +68,20 @@ function describe(step: Step, report: SimulationReport, dimension: Dimension): s
     .join(' ');
 }
 
-function line(label: string, step: Step, report: SimulationReport, showEndpoints: boolean): string {
+function line(
+  label: string,
+  step: Step,
+  report: SimulationReport,
+  showEndpoints: boolean,
+  showClusters: boolean,
+): string {
   const calls = completed(step);
   return (
     `${label} ${step.state.padEnd(17)} calls=${String(Math.round(calls)).padEnd(5)}` +
     (calls === 0
       ? ''
-      : ` priority: ${describe(step, report, 'priority')}   locality: ${describe(step, report, 'locality')}` +
+      : (showClusters ? ` cluster: ${describe(step, report, 'cluster')}  ` : '') +
+        ` priority: ${describe(step, report, 'priority')}   locality: ${describe(step, report, 'locality')}` +
         (showEndpoints ? `   endpoint: ${describe(step, report, 'endpoint')}` : '')) +
     (Math.round(step.failed) ? `   failed=${Math.round(step.failed)}` : '') +
     (step.queued ? `   queued=${step.queued}` : '') +
@@ -81,10 +93,15 @@ function line(label: string, step: Step, report: SimulationReport, showEndpoints
 export function replayTextReport(report: ReplayReport): string {
   const lines: string[] = [];
   const showEndpoints = report.endpoints.length <= 6;
+  const showClusters = new Set(report.endpoints.map((e) => e.cluster)).size > 1;
   report.recorded.steps.forEach((rec, i) => {
     const sim = report.simulated.steps[i]!;
-    lines.push(`  ${secs(rec.atMs).padStart(6)}  ${line('recorded ', rec, report.recorded, showEndpoints)}`);
-    lines.push(`  ${''.padStart(6)}  ${line('simulated', sim, report.simulated, showEndpoints)}`);
+    lines.push(
+      `  ${secs(rec.atMs).padStart(6)}  ${line('recorded ', rec, report.recorded, showEndpoints, showClusters)}`,
+    );
+    lines.push(
+      `  ${''.padStart(6)}  ${line('simulated', sim, report.simulated, showEndpoints, showClusters)}`,
+    );
   });
   lines.push('', 'Root states in order:');
   lines.push(`  recorded:  ${report.recordedStates.join(' → ') || '(none)'}`);
@@ -96,7 +113,7 @@ export function replayTextReport(report: ReplayReport): string {
     'Largest share gap per dimension (simulated vs recorded, steps where both completed calls):',
   );
   const gaps = shareGaps(report);
-  for (const dimension of DIMENSIONS) {
+  for (const dimension of dimensionsOf(report)) {
     const worst = gaps.filter((g) => g.dimension === dimension).sort((a, b) => b.points - a.points)[0];
     lines.push(
       worst === undefined

@@ -2,7 +2,9 @@
 // The tree is rebuilt from the recorded updates (or under another config), the recorded inputs are played at
 // their times in virtual time — updates, each connection's states scripted onto the fake subchannels, and the
 // recorded picks of each interval spread evenly over it, each endpoint's calls failing at its recorded error
-// rate — and what the channel did (recorded) is set beside what the simulated tree does.
+// rate — and what the channel did (recorded) is set beside what the simulated tree does. On an xDS channel
+// each call takes the route the recording counted it under, and the route chooses its cluster
+// (replay-routes.ts).
 //
 // Decisions the tree makes from the calls themselves (outlier ejection, weighted_round_robin's weights) are
 // not scripted: the simulated tree makes them again from the replayed call outcomes, on timers that run as
@@ -16,9 +18,11 @@ import {
   status,
   unavailable,
 } from '../../core/index.js';
-import type { CallsEvent, RecordedEvent, Recording } from '../../recorder/index.js';
+import type { CallsEvent, RecordedEvent, RecordedRoute, Recording } from '../../recorder/index.js';
 import { type FakeSubchannel, Simulation, type SubchannelHandle, seededRandom } from '../../sim/index.js';
-import { ReplayError, ReplayTreeBuilder } from './replay-tree.js';
+import { XDS_CLUSTER_CALL_ATTRIBUTE } from '../../xds/call-attributes.js';
+import { chooseCluster, routeSchedule } from './replay-routes.js';
+import { addressesOfCluster, ReplayError, ReplayTreeBuilder } from './replay-tree.js';
 import {
   describeEndpoints,
   type EndpointInfo,
@@ -30,9 +34,9 @@ import {
 export { ReplayError } from './replay-tree.js';
 
 export interface ReplayOptions {
-  /** Another LB config: the root's for a plain recording, the cluster's endpoint-picking policy for xDS. */
+  /** Another LB config: the root's for a plain recording, every cluster's endpoint-picking policy for xDS. */
   readonly config?: unknown;
-  /** The xDS cluster to replay when the channel had several. */
+  /** The one xDS cluster to replay (its calls only); default: every cluster the channel's routes sent calls to. */
   readonly cluster?: string;
   readonly seed?: number;
 }
@@ -48,10 +52,12 @@ export interface ReplayReport {
   /** The root's states in order, repeats left out. */
   readonly recordedStates: readonly string[];
   readonly simulatedStates: readonly string[];
-  /** The xDS cluster replayed (xDS recordings). */
+  /** The xDS cluster replayed: the one chosen, or the only one the channel routed to (xDS recordings). */
   readonly cluster: string | undefined;
   /** The root LB config of the last tree the replay ran. */
   readonly config: unknown;
+  /** xDS: each replayed cluster's endpoint-picking policy, in the last tree the replay ran. */
+  readonly clusterPolicies: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** Long enough that a fake subchannel never leaves TRANSIENT_FAILURE by itself: the recording drives it. */
@@ -93,7 +99,13 @@ interface IntervalLoad {
 
 type Action =
   | { readonly at: number; readonly order: number; readonly event: Exclude<RecordedEvent, CallsEvent> }
-  | { readonly at: number; readonly order: number; readonly load: IntervalLoad };
+  | {
+      readonly at: number;
+      readonly order: number;
+      readonly load: IntervalLoad;
+      /** The xDS route the call took (its index in the update's routes), when the recording counted routes. */
+      readonly route: number | undefined;
+    };
 
 function intervalLoad(index: number, calls: CallsEvent, intervalMs: number): IntervalLoad {
   const errorRate = new Map<string, number>();
@@ -155,6 +167,21 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
   const builder = new ReplayTreeBuilder(options.config, options.cluster);
   const sim = new Simulation({ seed: options.seed ?? 1, backoffMs: NEVER_MS });
   sim.clock.lateness = recordedTimers(recording.events);
+  const isXds = recording.events.some((e) => e.type === 'update' && e.xdsClusters !== undefined);
+  if (isXds && options.config !== undefined) {
+    // Every cluster runs it: refused once, with its path, rather than by each cluster's cds.
+    try {
+      sim.registry.parseLbConfigList(options.config, '$');
+    } catch (e) {
+      throw new ReplayError(`the tree rejected the given config: ${(e as Error).message}`);
+    }
+  }
+  // One xDS cluster chosen: the calls to its endpoints are replayed, the other clusters' are not.
+  const scope =
+    isXds && options.cluster !== undefined
+      ? addressesOfCluster(recording.events, options.cluster)
+      : undefined;
+  const inScope = (address: string) => scope === undefined || scope.has(address);
 
   // The recorded picture, straight from the file.
   const recordedCounts = Array.from({ length: stepCount }, newCounts);
@@ -172,15 +199,20 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
       const part = (Math.min(event.at + span, (i + 1) * stepMs) - Math.max(event.at, i * stepMs)) / span;
       const counts = recordedCounts[i]!;
       for (const e of event.endpoints) {
+        if (!inScope(e.address)) continue;
         counts.picks.set(e.address, (counts.picks.get(e.address) ?? 0) + part * e.picks);
         counts.errors += part * e.errors;
       }
-      counts.failed += part * (event.failedPicks + event.droppedPicks);
+      if (scope === undefined) counts.failed += part * (event.failedPicks + event.droppedPicks);
     }
-    // The interval's picks, spread evenly over it.
+    // The interval's picks, spread evenly over it; on an xDS channel, each down the route it took.
     const load = intervalLoad(intervals++, event, span);
-    const n = event.endpoints.reduce((a, e) => a + e.picks, 0) + event.failedPicks + event.droppedPicks;
-    for (let i = 0; i < n; i++) actions.push({ at: event.at + ((i + 0.5) * span) / n, order: order++, load });
+    const n =
+      event.endpoints.reduce((a, e) => a + (inScope(e.address) ? e.picks : 0), 0) +
+      (scope === undefined ? event.failedPicks + event.droppedPicks : 0);
+    const routes = routeSchedule(scope === undefined ? event.routes : undefined, n);
+    for (let i = 0; i < n; i++)
+      actions.push({ at: event.at + ((i + 0.5) * span) / n, order: order++, load, route: routes[i] });
   }
   // Events before picks at the same moment (a state change recorded at t applies to the calls at t).
   actions.sort((a, b) => a.at - b.at || ('event' in b ? 1 : 0) - ('event' in a ? 1 : 0) || a.order - b.order);
@@ -191,6 +223,9 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
   const synced = new WeakSet<FakeSubchannel>();
   let created = -1;
   let treeConfig: unknown;
+  let clusterPolicies: Readonly<Record<string, unknown>> | undefined;
+  let routing: { readonly routes?: readonly RecordedRoute[]; readonly onlyCluster?: string } | undefined;
+  let routedCluster: string | undefined;
   let started = false;
   // A fake made after its address's recorded state changed starts where the recording says it is.
   const syncNewFakes = () => {
@@ -223,15 +258,34 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
   };
 
   const random = seededRandom((options.seed ?? 1) ^ 0x5eed);
+  // weighted_clusters' choices: a stream of their own, so hashes do not shift them.
+  const routeRandom = seededRandom((options.seed ?? 1) ^ 0x70a7e);
+  // The cluster (xds_cluster_manager child) of the call being picked, as a config selector hands it down.
+  let callCluster: string | undefined;
+  const callAttributes = {
+    get: (key: unknown) => (key === XDS_CLUSTER_CALL_ATTRIBUTE ? callCluster : undefined),
+  };
   const hash = () => (BigInt(Math.floor(random() * 2 ** 32)) << 32n) | BigInt(Math.floor(random() * 2 ** 32));
   const lastRate = new Map<string, number>();
   const errorCredit = new Map<string, number>();
   let loadIndex = -1;
 
+  /**
+   * The cluster_manager child of a new call on an xDS tree (chosen once per call, as a config selector does),
+   * null when the call fails before any pick (counted here); undefined on other trees.
+   */
+  const routeCall = (route: number | undefined): string | undefined | null => {
+    if (routing === undefined) return undefined;
+    const choice = chooseCluster(routing.routes, route, routing.onlyCluster, routeRandom);
+    if ('child' in choice) return choice.child;
+    simCounts[Math.min(stepCount - 1, step)]!.failed++;
+    return null;
+  };
   /** Makes one call; false when the picker queued it. */
-  const pick = (load: IntervalLoad): boolean => {
+  const pick = (load: IntervalLoad, cluster: string | undefined): boolean => {
     const counts = simCounts[Math.min(stepCount - 1, step)]!;
-    const result = sim.picker.pick({ metadata: NO_METADATA, hash: hash() });
+    callCluster = cluster;
+    const result = sim.picker.pick({ metadata: NO_METADATA, hash: hash(), callAttributes });
     sim.flush();
     syncNewFakes();
     if (result.type === 'queue') return false;
@@ -258,13 +312,14 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
     sim.flush();
     return true;
   };
-  // Queued calls are picked again with each new picker, as a channel does: they complete when it serves.
-  let queued: IntervalLoad[] = [];
+  // Queued calls are picked again with each new picker, as a channel does: they complete when it serves,
+  // each in the cluster chosen for it.
+  let queued: { load: IntervalLoad; cluster: string | undefined }[] = [];
   let queuedFor = sim.picker;
   const retryQueued = () => {
     if (queued.length === 0 || sim.picker === queuedFor) return;
     queuedFor = sim.picker;
-    queued = queued.filter((load) => !pick(load));
+    queued = queued.filter((q) => !pick(q.load, q.cluster));
   };
 
   for (const action of actions) {
@@ -275,20 +330,25 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
       switch (event.type) {
         case 'update': {
           const tree = builder.build(event);
-          if (tree === undefined) break;
           if (event.error !== undefined && event.xdsClusters === undefined) {
             if (started) sim.updateError(unavailable(event.error.details));
             break;
           }
-          for (const e of tree.endpoints) for (const a of e.addresses) sim.script(a, 'hang');
-          if (!sim.update(tree.endpoints, tree.config, tree.attributes) && !started) {
+          for (const a of tree.addresses) sim.script(a, 'hang');
+          // An xDS tree may report a cluster it cannot use yet (no endpoints): that is replayed, not refused.
+          const accepted = sim.update(tree.endpoints, tree.config, tree.attributes);
+          if (!accepted && !started && (tree.routing === undefined || sim.lastConfigError !== undefined)) {
             throw new ReplayError(
               `the tree rejected the ${options.config === undefined ? 'recorded' : 'given'} config: ${sim.lastConfigError?.message ?? sim.status.details}`,
             );
           }
           started = true;
           treeConfig = tree.config;
-          for (const info of describeEndpoints(tree.endpoints, priorityOrder(tree.config))) {
+          clusterPolicies = tree.clusterPolicies;
+          routing = tree.routing;
+          routedCluster = tree.routing?.onlyCluster ?? routedCluster;
+          for (const info of tree.endpointInfos ??
+            describeEndpoints(tree.endpoints, priorityOrder(tree.config))) {
             endpoints.set(info.name, info);
             for (const a of info.addresses) nameOf.set(a, info.name);
           }
@@ -327,9 +387,11 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
       simCounts[Math.min(stepCount - 1, step)]!.queued++;
       continue;
     }
-    if (!pick(load)) {
+    const cluster = routeCall(action.route);
+    if (cluster === null) continue;
+    if (!pick(load, cluster)) {
       simCounts[Math.min(stepCount - 1, step)]!.queued++;
-      queued.push(load);
+      queued.push({ load, cluster });
       queuedFor = sim.picker;
     }
   }
@@ -371,8 +433,9 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
     simulated: report(simCounts, simStates),
     recordedStates: dedupe(recordedStates),
     simulatedStates,
-    cluster: builder.cluster,
+    cluster: builder.cluster ?? (isXds ? routedCluster : undefined),
     config: treeConfig,
+    clusterPolicies,
   };
 }
 

@@ -2,9 +2,23 @@ import { count } from '../count.js';
 import type { EndpointInfo, SimulationReport, Step } from './run-scenario.js';
 import type { ScenarioEvent } from './scenario.js';
 
-export type Dimension = 'priority' | 'locality' | 'endpoint';
+export type Dimension = 'priority' | 'locality' | 'endpoint' | 'cluster';
 
-/** Completed picks per group (priority, locality or endpoint name) in one step. */
+/** The group an endpoint counts in, in a dimension (`cluster`: its xDS cluster, in replays of xDS recordings). */
+export function groupOfEndpoint(e: EndpointInfo, dimension: Dimension): string {
+  switch (dimension) {
+    case 'priority':
+      return e.priority;
+    case 'locality':
+      return e.locality;
+    case 'endpoint':
+      return e.name;
+    case 'cluster':
+      return e.cluster ?? '(none)';
+  }
+}
+
+/** Completed picks per group (priority, locality, endpoint name or cluster) in one step. */
 export function shares(
   step: Step,
   endpoints: readonly EndpointInfo[],
@@ -12,10 +26,7 @@ export function shares(
 ): Map<string, number> {
   const groupOf = new Map<string, string>();
   for (const e of endpoints) {
-    groupOf.set(
-      e.name,
-      dimension === 'priority' ? e.priority : dimension === 'locality' ? e.locality : e.name,
-    );
+    groupOf.set(e.name, groupOfEndpoint(e, dimension));
   }
   const out = new Map<string, number>();
   for (const [name, n] of step.picks) {
@@ -26,9 +37,7 @@ export function shares(
 }
 
 export function groups(report: SimulationReport, dimension: Dimension): string[] {
-  const names = report.endpoints.map((e) =>
-    dimension === 'priority' ? e.priority : dimension === 'locality' ? e.locality : e.name,
-  );
+  const names = report.endpoints.map((e) => groupOfEndpoint(e, dimension));
   return [...new Set(names)];
 }
 

@@ -26,6 +26,8 @@ export interface EndpointInfo {
   readonly priority: string;
   /** The priority child the endpoint belongs to (the first element of its hierarchical path). */
   readonly priorityChild: string;
+  /** The xDS cluster the endpoint belongs to (a replayed xDS recording's endpoints). */
+  readonly cluster?: string;
 }
 
 export interface Step {

@@ -39,6 +39,8 @@ export type RouteSelection =
       /** The cluster_manager child to pick from (see {@link clusterChildName}). */
       readonly clusterChild: string;
       readonly cluster: string;
+      /** The index of the route the call matched in the virtual host's routes, as a decimal string. */
+      readonly route: string;
       /** The request hash for ring_hash (A42); random when no hash policy produced one. */
       readonly hash: bigint;
       /** The route's maximum call duration (A31); undefined: the application's deadline as is. */
@@ -70,6 +72,8 @@ export interface ConfigSelectorOptions {
 /** A route prepared once per selector: compiled hash policies, cumulative weights, its timeout. */
 interface PreparedRoute {
   readonly route: XdsRoute;
+  /** Its index in the virtual host's routes, as a decimal string (made once, not per call). */
+  readonly key: string;
   readonly hasher: RequestHasher | null;
   readonly clusters: readonly string[];
   /** The xds_cluster_manager child of each of `clusters` (named once here, not per call). */
@@ -112,12 +116,14 @@ function prepare(
   virtualHost: XdsVirtualHost,
   options: ConfigSelectorOptions,
 ): PreparedRoute {
+  const key = String(index);
   const defaultMs = options.defaultMaxStreamDurationMs;
   const filters = options.httpFilters ?? [];
   const action = route.action;
   if (action.kind === 'non_forwarding') {
     return {
       route,
+      key,
       hasher: null,
       clusters: [],
       clusterChildren: [],
@@ -139,6 +145,7 @@ function prepare(
   if (action.kind === 'cluster') {
     return {
       route,
+      key,
       hasher,
       clusters: [action.cluster],
       clusterChildren: [clusterChildName(action.cluster)],
@@ -159,6 +166,7 @@ function prepare(
   }
   return {
     route,
+    key,
     hasher,
     clusters: action.clusters.map((c) => c.name),
     clusterChildren: action.clusters.map((c) => clusterChildName(c.name)),
@@ -259,6 +267,7 @@ export class XdsConfigSelector {
         ok: true,
         cluster,
         clusterChild,
+        route: prepared.key,
         hash,
         timeoutMs: prepared.timeoutMs,
         retryPolicy: prepared.retryPolicy,
