@@ -118,10 +118,10 @@ function checkCluster(r: LineReader, path: string, value: unknown): void {
   r.count(`${path}.maxRequests`, c.maxRequests);
   r.array(`${path}.overrideHostStatus`, c.overrideHostStatus);
   if (c.outlierDetection !== undefined) r.object(`${path}.outlierDetection`, c.outlierDetection);
-  if (c.leafClusters !== undefined)
-    r.array(`${path}.leafClusters`, c.leafClusters).forEach((n, i) =>
-      r.string(`${path}.leafClusters[${i}]`, n),
-    );
+  if (c.leafClusters !== undefined) {
+    const leaves = r.array(`${path}.leafClusters`, c.leafClusters);
+    for (const [i, n] of leaves.entries()) r.string(`${path}.leafClusters[${i}]`, n);
+  }
   if (c.dns !== undefined) {
     const dns = r.object(`${path}.dns`, c.dns);
     r.string(`${path}.dns.hostname`, dns.hostname);
