@@ -1,0 +1,348 @@
+// `lbtree simulate --replay` beyond one cluster: recordings of xDS channels written through FlightRecorder on
+// the simulator's clock, read back from their file text, replayed. The replay runs the channel's own root
+// (xds_cluster_manager with one cds child per routed cluster) over the recorded clusters; each call takes the
+// route the recording counted it under, and the route's action chooses the cluster (A28 weighted_clusters by
+// weight), so the split between clusters is the simulated tree's own. Aggregate (A75) and LOGICAL_DNS (A37, A61)
+// clusters run through cds as on a channel.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { replayRecording } from '../../src/cli/simulate/replay.js';
+import { shareGaps } from '../../src/cli/simulate/replay-report.js';
+import { routeSchedule } from '../../src/cli/simulate/replay-routes.js';
+import {
+  FlightRecorder,
+  type RecordedCluster,
+  type RecordedRoute,
+  RecordingError,
+  readRecording,
+} from '../../src/recorder/index.js';
+import { VirtualClock } from '../../src/sim/index.js';
+
+const [A1, A2, B1, B2] = ['10.0.0.1:80', '10.0.0.2:80', '10.1.0.1:80', '10.1.0.2:80'];
+const HEALTHY = 'HEALTHY' as const;
+
+function edsCluster(name: string, priorities: string[][], zone = name): RecordedCluster {
+  return {
+    name,
+    kind: 'eds',
+    lbPolicy: [{ xds_wrr_locality_experimental: { childPolicy: [{ round_robin: {} }] } }],
+    maxRequests: 1024,
+    overrideHostStatus: ['UNKNOWN', 'HEALTHY'],
+    assignment: {
+      priorities: priorities.map((addresses, p) => [
+        {
+          locality: { region: 'r', zone: `${zone}${p}`, subZone: '' },
+          weight: 1,
+          endpoints: addresses.map((a) => ({ addresses: [a], weight: 1, healthStatus: HEALTHY })),
+        },
+      ]),
+      drops: [],
+    },
+  };
+}
+
+/** The root config an xds: channel's resolver gives: one cds child per cluster the routes name (A31). */
+function rootConfig(...clusters: string[]) {
+  return {
+    xds_cluster_manager_experimental: {
+      children: Object.fromEntries(
+        clusters.map((c) => [`cluster:${c}`, { childPolicy: [{ cds_experimental: { cluster: c } }] }]),
+      ),
+    },
+  };
+}
+
+/**
+ * One interval's calls, each picked and ended at once, spread over the second: `calls` per address; `routes`
+ * counts the same calls per route index, as the channel's picker adapter does from the pick information.
+ */
+function second(
+  recorder: FlightRecorder,
+  clock: VirtualClock,
+  calls: Record<string, number>,
+  routes: Record<number, number> = {},
+) {
+  const list = Object.entries(calls).flatMap(([a, n]) => Array.from({ length: n }, () => a));
+  const routeList = Object.entries(routes).flatMap(([r, n]) => Array.from({ length: n }, () => r));
+  const start = clock.now();
+  list.forEach((a, i) => {
+    clock.advance(Math.max(0, start + Math.floor((i * 1000) / list.length) - clock.now()));
+    const counter = recorder.endpoint(a);
+    recorder.picked(counter);
+    if (routeList[i] !== undefined) recorder.routePicked(routeList[i]!);
+    recorder.callEnded(counter, true);
+  });
+  clock.advance(start + 1000 - clock.now());
+}
+
+function ready(recorder: FlightRecorder, clock: VirtualClock, addresses: string[]) {
+  for (const a of addresses) recorder.subchannelState(a, 'CONNECTING');
+  clock.advance(2);
+  for (const a of addresses) recorder.subchannelState(a, 'READY');
+  recorder.picker('READY', { code: 0, details: '' });
+  clock.advance(998);
+}
+
+const shareOf = (
+  report: ReturnType<typeof replayRecording>,
+  side: 'recorded' | 'simulated',
+  s: number,
+  names: string[],
+) => {
+  const picks = report[side].steps[s]!.picks;
+  const total = [...picks.values()].reduce((a, b) => a + b, 0);
+  return (100 * names.reduce((a, n) => a + (picks.get(n) ?? 0), 0)) / total;
+};
+
+test('A28 weighted_clusters 70/30: the replayed tree splits each second by the route weights, within 5 points of the recorded 70/30', () => {
+  const clock = new VirtualClock();
+  const recorder = new FlightRecorder({ clock, label: 'xds:///split' });
+  const routes: RecordedRoute[] = [
+    {
+      match: 'prefix "/"',
+      weightedClusters: [
+        { name: 'a', weight: 70 },
+        { name: 'b', weight: 30 },
+      ],
+    },
+  ];
+  recorder.picker('CONNECTING', { code: 0, details: '' });
+  recorder.update({
+    config: rootConfig('a', 'b'),
+    endpoints: [],
+    xdsClusters: [edsCluster('a', [[A1, A2]]), edsCluster('b', [[B1]])],
+    xdsRoutes: routes,
+  });
+  ready(recorder, clock, [A1, A2, B1]);
+  for (let s = 1; s <= 4; s++) second(recorder, clock, { [A1]: 350, [A2]: 350, [B1]: 300 }, { 0: 1000 });
+  const recording = readRecording(recorder.export());
+  assert.deepEqual(recording.events.find((e) => e.type === 'update')?.xdsRoutes, routes);
+  assert.deepEqual(
+    recording.events.filter((e) => e.type === 'calls').map((e) => e.routes),
+    [1, 2, 3, 4].map(() => [{ route: 0, picks: 1000 }]),
+  );
+  const report = replayRecording(recording);
+  assert.equal(report.cluster, undefined, 'every routed cluster is replayed');
+  assert.deepEqual(Object.keys(report.clusterPolicies ?? {}).sort(), ['a', 'b']);
+  for (let s = 1; s <= 4; s++) {
+    assert.equal(shareOf(report, 'recorded', s, [A1, A2]), 70);
+    const a = shareOf(report, 'simulated', s, [A1, A2]);
+    // 1,000 calls drawn at 70 %: σ = 1.45 points; the seeded draw is within 5 points, not exactly 70.
+    assert.ok(Math.abs(a - 70) <= 5 && a !== 70, `second ${s}: cluster a ${a}%`);
+  }
+  const byCluster = shareGaps(report).filter((g) => g.dimension === 'cluster');
+  assert.equal(byCluster.length, 4);
+  for (const g of byCluster) assert.ok(g.points <= 5, JSON.stringify(g));
+  assert.deepEqual(report.simulatedStates, report.recordedStates);
+});
+
+test('the route weights, not the recorded endpoints, choose the cluster: a recording at 50/50 under a 90/10 route replays at 90/10 (more than 5 points off)', () => {
+  const clock = new VirtualClock();
+  const recorder = new FlightRecorder({ clock });
+  recorder.update({
+    config: rootConfig('a', 'b'),
+    endpoints: [],
+    xdsClusters: [edsCluster('a', [[A1]]), edsCluster('b', [[B1]])],
+    xdsRoutes: [
+      {
+        match: 'prefix "/"',
+        weightedClusters: [
+          { name: 'a', weight: 90 },
+          { name: 'b', weight: 10 },
+        ],
+      },
+    ],
+  });
+  ready(recorder, clock, [A1, B1]);
+  second(recorder, clock, { [A1]: 500, [B1]: 500 }, { 0: 1000 });
+  const report = replayRecording(readRecording(recorder.export()));
+  const a = shareOf(report, 'simulated', 1, [A1]);
+  assert.ok(Math.abs(a - 90) <= 5, `cluster a ${a}%`);
+  const gap = shareGaps(report).find((g) => g.dimension === 'cluster')!;
+  assert.ok(gap.points > 5, JSON.stringify(gap));
+});
+
+test('routes by path (A28): each call takes the route it was counted under; the shares per cluster follow the recorded routes exactly', () => {
+  const clock = new VirtualClock();
+  const recorder = new FlightRecorder({ clock });
+  recorder.update({
+    config: rootConfig('a', 'b'),
+    endpoints: [],
+    xdsClusters: [edsCluster('a', [[A1, A2]]), edsCluster('b', [[B1, B2]])],
+    xdsRoutes: [
+      { match: 'prefix "/svc.A/"', cluster: 'a' },
+      { match: 'path "/svc.B/Get"', cluster: 'b' },
+    ],
+  });
+  ready(recorder, clock, [A1, A2, B1, B2]);
+  second(recorder, clock, { [A1]: 40, [A2]: 40, [B1]: 10, [B2]: 10 }, { 0: 80, 1: 20 });
+  second(recorder, clock, { [A1]: 5, [A2]: 5, [B1]: 45, [B2]: 45 }, { 0: 10, 1: 90 });
+  const report = replayRecording(readRecording(recorder.export()));
+  assert.equal(shareOf(report, 'simulated', 1, [A1, A2]), 80);
+  assert.equal(shareOf(report, 'simulated', 2, [B1, B2]), 90);
+  for (const g of shareGaps(report)) assert.ok(g.points <= 1, JSON.stringify(g));
+});
+
+test('routeSchedule spreads an interval’s calls over its routes in proportion, interleaved', () => {
+  const schedule = routeSchedule(
+    [
+      { route: 0, picks: 7 },
+      { route: 2, picks: 3 },
+    ],
+    10,
+  );
+  assert.equal(schedule.filter((r) => r === 0).length, 7);
+  assert.equal(schedule.filter((r) => r === 2).length, 3);
+  // Interleaved, not 7 then 3: each half of the interval has route 2's calls.
+  assert.ok(schedule.slice(0, 5).includes(2) && schedule.slice(5).includes(2), schedule.join());
+  assert.deepEqual(routeSchedule(undefined, 2), [undefined, undefined]);
+});
+
+test('A75 aggregate cluster: priority over its leaf clusters; the secondary takes over when the primary fails, as recorded', () => {
+  const clock = new VirtualClock();
+  const recorder = new FlightRecorder({ clock });
+  const aggregate: RecordedCluster = {
+    name: 'agg',
+    kind: 'aggregate',
+    lbPolicy: [{ round_robin: {} }],
+    maxRequests: 1024,
+    overrideHostStatus: ['UNKNOWN', 'HEALTHY'],
+    leafClusters: ['primary', 'secondary'],
+  };
+  recorder.picker('CONNECTING', { code: 0, details: '' });
+  recorder.update({
+    config: rootConfig('agg'),
+    endpoints: [],
+    xdsClusters: [aggregate, edsCluster('primary', [[A1, A2]]), edsCluster('secondary', [[B1]])],
+    xdsRoutes: [{ match: 'prefix "/"', cluster: 'agg' }],
+  });
+  ready(recorder, clock, [A1, A2]);
+  second(recorder, clock, { [A1]: 50, [A2]: 50 }, { 0: 100 });
+  second(recorder, clock, { [A1]: 50, [A2]: 50 }, { 0: 100 });
+  // 3 s: the primary's connections fail; the secondary connects and serves.
+  for (const a of [A1, A2]) recorder.subchannelState(a, 'TRANSIENT_FAILURE', 'connection refused');
+  recorder.picker('CONNECTING', { code: 0, details: '' });
+  recorder.subchannelState(B1, 'CONNECTING');
+  clock.advance(3);
+  recorder.subchannelState(B1, 'READY');
+  recorder.picker('READY', { code: 0, details: '' });
+  clock.advance(997);
+  for (let s = 4; s <= 5; s++) second(recorder, clock, { [B1]: 100 }, { 0: 100 });
+  const report = replayRecording(readRecording(recorder.export()));
+  assert.equal(report.cluster, 'agg');
+  assert.equal(shareOf(report, 'simulated', 1, [A1, A2]), 100);
+  assert.equal(shareOf(report, 'simulated', 4, [B1]), 100);
+  assert.equal(shareOf(report, 'simulated', 5, [B1]), 100);
+  for (const g of shareGaps(report)) assert.ok(g.points <= 1, JSON.stringify(g));
+  // By cluster: the leaves.
+  assert.deepEqual([...new Set(report.endpoints.map((e) => e.cluster))], ['primary', 'secondary']);
+  assert.deepEqual(report.simulatedStates, report.recordedStates);
+});
+
+test('LOGICAL_DNS cluster (A37, A61): the recorded DNS results, one endpoint with every address; a new resolution moves the calls', () => {
+  const clock = new VirtualClock();
+  const recorder = new FlightRecorder({ clock });
+  const dns = (addresses: string[]): RecordedCluster => ({
+    name: 'dns',
+    kind: 'logical_dns',
+    dns: { hostname: 'backend.example', port: 80 },
+    lbPolicy: [{ pick_first: {} }],
+    maxRequests: 1024,
+    overrideHostStatus: ['UNKNOWN', 'HEALTHY'],
+    assignment: {
+      priorities: [
+        [
+          {
+            locality: { region: '', zone: '', subZone: '' },
+            weight: 1,
+            endpoints: [{ addresses, weight: 1, healthStatus: 'UNKNOWN' }],
+          },
+        ],
+      ],
+      drops: [],
+    },
+  });
+  recorder.picker('CONNECTING', { code: 0, details: '' });
+  recorder.update({
+    config: rootConfig('dns'),
+    endpoints: [],
+    xdsClusters: [dns([A1, A2])],
+    xdsRoutes: [{ match: 'prefix "/"', cluster: 'dns' }],
+  });
+  ready(recorder, clock, [A1]);
+  second(recorder, clock, { [A1]: 100 }, { 0: 100 });
+  // 2 s: DNS answers with another address; the channel moves there.
+  recorder.update({
+    config: rootConfig('dns'),
+    endpoints: [],
+    xdsClusters: [dns([B1])],
+    xdsRoutes: [{ match: 'prefix "/"', cluster: 'dns' }],
+  });
+  ready(recorder, clock, [B1]);
+  second(recorder, clock, { [B1]: 100 }, { 0: 100 });
+  const text = recorder.export();
+  assert.match(text, /"dns":\{"hostname":"backend.example","port":80\}/);
+  const report = replayRecording(readRecording(text));
+  assert.equal(report.cluster, 'dns');
+  assert.equal(shareOf(report, 'simulated', 1, [A1]), 100, 'pick_first: the first resolved address');
+  assert.equal(shareOf(report, 'simulated', 3, [B1]), 100);
+  for (const g of shareGaps(report)) assert.ok(g.points <= 1, JSON.stringify(g));
+});
+
+test('a version 1 file without routes: one cluster replays as before; two need --xds-cluster, which replays that cluster’s calls only', () => {
+  const clock = new VirtualClock();
+  const recorder = new FlightRecorder({ clock });
+  recorder.update({
+    config: rootConfig('a', 'b'),
+    endpoints: [],
+    xdsClusters: [edsCluster('a', [[A1, A2]]), edsCluster('b', [[B1]])],
+  });
+  ready(recorder, clock, [A1, A2, B1]);
+  second(recorder, clock, { [A1]: 30, [A2]: 30, [B1]: 40 });
+  const recording = readRecording(recorder.export());
+  assert.equal(recording.header.version, 1);
+  assert.throws(
+    () => replayRecording(recording),
+    /^Error: the channel used 2 clusters \(a, b\) and the recording has no routes: choose one with --xds-cluster NAME$/,
+  );
+  const report = replayRecording(recording, { cluster: 'b' });
+  assert.equal(report.cluster, 'b');
+  assert.deepEqual(report.config, [{ cds_experimental: { cluster: 'b' } }]);
+  assert.deepEqual(
+    report.endpoints.map((e) => e.name),
+    [B1],
+  );
+  assert.equal(report.simulated.steps[1]!.picks.get(B1), 40);
+  assert.equal(report.recorded.steps[1]!.picks.get(A1), undefined, 'cluster a’s calls are not replayed');
+});
+
+test('a recording’s routes are checked by line and field', () => {
+  const clock = new VirtualClock();
+  const recorder = new FlightRecorder({ clock });
+  recorder.update({
+    config: rootConfig('a'),
+    endpoints: [],
+    xdsClusters: [edsCluster('a', [[A1]])],
+    xdsRoutes: [{ match: 'prefix "/"', cluster: 'a' }],
+  });
+  recorder.subchannelState(A1, 'READY');
+  second(recorder, clock, { [A1]: 2 }, { 0: 2 });
+  const text = recorder.export();
+  const refused = (bad: string, message: RegExp) =>
+    assert.throws(
+      () => readRecording(bad),
+      (e: Error) => e instanceof RecordingError && message.test(e.message),
+    );
+  refused(
+    text.replace('"cluster":"a"}]', '"cluster":"a","nonForwarding":"redirect"}]'),
+    /line 2: xdsRoutes\[0\]: expected one of cluster, weightedClusters or nonForwarding, got 2/,
+  );
+  refused(
+    text.replace('"cluster":"a"}]', '"weightedClusters":[{"name":"a","weight":0}]}]'),
+    /line 2: xdsRoutes\[0\]\.weightedClusters\[0\]\.weight: expected a weight > 0/,
+  );
+  refused(
+    text.replace('"routes":[{"route":0,"picks":2}]', '"routes":[{"route":0,"picks":-1}]'),
+    /routes\[0\]\.picks: expected a count/,
+  );
+});
