@@ -1,7 +1,7 @@
 // How a replay sends each recorded call down the channel's routes (A28): the recording counts an interval's
 // calls per route (the application's choice of method, an input); the route's action then chooses the cluster
-// as the channel's config selector does — weighted_clusters at random by weight — so the split between
-// clusters is the replayed tree's own, compared with the recorded one.
+// — weighted_clusters by weight — so the split between clusters is the replay's own, compared with the
+// recorded one (what the channel's config selector drew).
 
 import type { RecordedRoute, RoutePicks } from '../../recorder/index.js';
 import { clusterChildName } from '../../xds/resolver/config-selector.js';
@@ -31,31 +31,44 @@ export function routeSchedule(routes: readonly RoutePicks[] | undefined, n: numb
 export type RouteChoice = { readonly child: string } | { readonly fails: string };
 
 /**
- * The cluster a call that took route `index` goes to. A call without a route (a recording without route
- * counts) goes to the only cluster the channel routed to.
+ * Sends replayed calls down one update's routes. A call that took route `index` goes to the route's cluster;
+ * on weighted_clusters the route deals its calls in proportion to the weights, interleaved (smooth weighted
+ * round robin): the split A28's random choice makes on average, without a second random draw's noise beside
+ * the channel's own. A call without a route (a recording without route counts) goes to the only cluster the
+ * channel routed to.
  */
-export function chooseCluster(
-  routes: readonly RecordedRoute[] | undefined,
-  index: number | undefined,
-  onlyCluster: string | undefined,
-  random: () => number,
-): RouteChoice {
-  if (index === undefined || routes === undefined) {
-    return onlyCluster === undefined
-      ? { fails: 'no route recorded for the call' }
-      : { child: clusterChildName(onlyCluster) };
+export class ReplayRouter {
+  /** Per weighted route: each cluster's running credit. */
+  private readonly credits = new Map<number, number[]>();
+
+  constructor(
+    private readonly routes: readonly RecordedRoute[] | undefined,
+    private readonly onlyCluster: string | undefined,
+  ) {}
+
+  choose(index: number | undefined): RouteChoice {
+    if (index === undefined || this.routes === undefined) {
+      return this.onlyCluster === undefined
+        ? { fails: 'no route recorded for the call' }
+        : { child: clusterChildName(this.onlyCluster) };
+    }
+    const route = this.routes[index];
+    if (route === undefined) return { fails: `the call took route ${index}, which the update does not have` };
+    if (route.cluster !== undefined) return { child: clusterChildName(route.cluster) };
+    const weighted = route.weightedClusters;
+    if (weighted === undefined) return { fails: `route ${index} is not forwarding (${route.nonForwarding})` };
+    let credit = this.credits.get(index);
+    if (credit === undefined) {
+      credit = weighted.map(() => 0);
+      this.credits.set(index, credit);
+    }
+    const total = weighted.reduce((a, c) => a + c.weight, 0);
+    let best = 0;
+    weighted.forEach((c, i) => {
+      credit[i]! += c.weight;
+      if (credit[i]! > credit[best]!) best = i;
+    });
+    credit[best]! -= total;
+    return { child: clusterChildName(weighted[best]!.name) };
   }
-  const route = routes[index];
-  if (route === undefined) return { fails: `the call took route ${index}, which the update does not have` };
-  if (route.cluster !== undefined) return { child: clusterChildName(route.cluster) };
-  const weighted = route.weightedClusters;
-  if (weighted === undefined) return { fails: `route ${index} is not forwarding (${route.nonForwarding})` };
-  // A28: a point in [0, total weight) falls in one cluster's share.
-  const total = weighted.reduce((a, c) => a + c.weight, 0);
-  let point = Math.floor(random() * total);
-  for (const c of weighted) {
-    if (point < c.weight) return { child: clusterChildName(c.name) };
-    point -= c.weight;
-  }
-  return { child: clusterChildName(weighted.at(-1)!.name) };
 }

@@ -18,10 +18,10 @@ import {
   status,
   unavailable,
 } from '../../core/index.js';
-import type { CallsEvent, RecordedEvent, RecordedRoute, Recording } from '../../recorder/index.js';
+import type { CallsEvent, RecordedEvent, Recording } from '../../recorder/index.js';
 import { type FakeSubchannel, Simulation, type SubchannelHandle, seededRandom } from '../../sim/index.js';
 import { XDS_CLUSTER_CALL_ATTRIBUTE } from '../../xds/call-attributes.js';
-import { chooseCluster, routeSchedule } from './replay-routes.js';
+import { ReplayRouter, routeSchedule } from './replay-routes.js';
 import { addressesOfCluster, ReplayError, ReplayTreeBuilder } from './replay-tree.js';
 import {
   describeEndpoints,
@@ -224,7 +224,7 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
   let created = -1;
   let treeConfig: unknown;
   let clusterPolicies: Readonly<Record<string, unknown>> | undefined;
-  let routing: { readonly routes?: readonly RecordedRoute[]; readonly onlyCluster?: string } | undefined;
+  let router: ReplayRouter | undefined;
   let routedCluster: string | undefined;
   let started = false;
   // A fake made after its address's recorded state changed starts where the recording says it is.
@@ -258,8 +258,6 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
   };
 
   const random = seededRandom((options.seed ?? 1) ^ 0x5eed);
-  // weighted_clusters' choices: a stream of their own, so hashes do not shift them.
-  const routeRandom = seededRandom((options.seed ?? 1) ^ 0x70a7e);
   // The cluster (xds_cluster_manager child) of the call being picked, as a config selector hands it down.
   let callCluster: string | undefined;
   const callAttributes = {
@@ -275,8 +273,8 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
    * null when the call fails before any pick (counted here); undefined on other trees.
    */
   const routeCall = (route: number | undefined): string | undefined | null => {
-    if (routing === undefined) return undefined;
-    const choice = chooseCluster(routing.routes, route, routing.onlyCluster, routeRandom);
+    if (router === undefined) return undefined;
+    const choice = router.choose(route);
     if ('child' in choice) return choice.child;
     simCounts[Math.min(stepCount - 1, step)]!.failed++;
     return null;
@@ -345,7 +343,10 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
           started = true;
           treeConfig = tree.config;
           clusterPolicies = tree.clusterPolicies;
-          routing = tree.routing;
+          router =
+            tree.routing === undefined
+              ? undefined
+              : new ReplayRouter(tree.routing.routes, tree.routing.onlyCluster);
           routedCluster = tree.routing?.onlyCluster ?? routedCluster;
           for (const info of tree.endpointInfos ??
             describeEndpoints(tree.endpoints, priorityOrder(tree.config))) {
