@@ -23,7 +23,7 @@ import type {
   RecordedRoute,
   UpdateEvent,
 } from '../recorder/index.js';
-import { XDS_ROUTE_CALL_ATTRIBUTE } from '../xds/call-attributes.js';
+import { XDS_CLUSTER_CALL_ATTRIBUTE, XDS_ROUTE_CALL_ATTRIBUTE } from '../xds/call-attributes.js';
 import type { XdsRoute } from '../xds/resources/types.js';
 import { xdsClustersOf, xdsConfigOf } from '../xds/xds-config.js';
 import { readBackendMetrics } from './backend-metrics.js';
@@ -147,10 +147,11 @@ export class ChannelRecording {
     };
   }
 
-  /** Counts the pick under the xDS route its call took, when the config selector named one. */
+  /** Counts the pick under the xDS route and cluster of its call, when the config selector named them. */
   routePicked(pickInfo: Readonly<Record<string, string>>): void {
     const route = pickInfo[XDS_ROUTE_CALL_ATTRIBUTE];
-    if (typeof route === 'string') this.recorder.routePicked(route);
+    const child = pickInfo[XDS_CLUSTER_CALL_ATTRIBUTE];
+    if (typeof route === 'string' && typeof child === 'string') this.recorder.routePicked(route, child);
   }
 
   pickFailed(dropped: boolean): void {

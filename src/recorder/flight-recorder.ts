@@ -49,11 +49,17 @@ export class EndpointCalls {
   constructor(readonly address: string) {}
 }
 
-/** The picks of one route (its index in the latest update's `xdsRoutes`) in the current interval. */
+/**
+ * The picks of one route (its index in the latest update's `xdsRoutes`) that went to one xds_cluster_manager
+ * child, in the current interval.
+ */
 class RouteCalls {
   picks = 0;
   listed = false;
-  constructor(readonly route: number) {}
+  constructor(
+    readonly route: number,
+    readonly child: string,
+  ) {}
 }
 
 /** What a dropped event leaves behind, so an export still starts from a complete picture. */
@@ -90,8 +96,8 @@ export class FlightRecorder {
   };
   private readonly counters = new Map<string, EndpointCalls>();
   private readonly listed: EndpointCalls[] = [];
-  /** Per route key (the xDS route's index as a string, as the call's pick information has it). */
-  private readonly routeCounters = new Map<string, RouteCalls>();
+  /** Per route key (the xDS route's index as a string, as the call's pick information has it), per child. */
+  private readonly routeCounters = new Map<string, Map<string, RouteCalls>>();
   private readonly routesListed: RouteCalls[] = [];
   /** The open interval's start, and its timer (null while no call is counted: an idle channel has none). */
   private intervalStart = 0;
@@ -199,15 +205,21 @@ export class FlightRecorder {
 
   /**
    * A pick (complete, failed or dropped) of a call the xDS config selector sent down route `route` (its index
-   * in the update's `xdsRoutes`, as a decimal string); anything else is ignored.
+   * in the update's `xdsRoutes`, as a decimal string) to xds_cluster_manager's child `child` (`cluster:NAME`,
+   * the call attribute the tree was given); a route that is not an index is ignored.
    */
-  routePicked(route: string): void {
-    let counter = this.routeCounters.get(route);
-    if (counter === undefined) {
+  routePicked(route: string, child: string): void {
+    let children = this.routeCounters.get(route);
+    if (children === undefined) {
       const index = Number(route);
       if (!Number.isInteger(index) || index < 0 || String(index) !== route) return;
-      counter = new RouteCalls(index);
-      this.routeCounters.set(route, counter);
+      children = new Map();
+      this.routeCounters.set(route, children);
+    }
+    let counter = children.get(child);
+    if (counter === undefined) {
+      counter = new RouteCalls(Number(route), child);
+      children.set(child, counter);
     }
     if (this.intervalTimer === null) this.openInterval();
     if (!counter.listed) {
@@ -327,8 +339,8 @@ export class FlightRecorder {
       ...(this.routesListed.length > 0
         ? {
             routes: this.routesListed
-              .map((r) => ({ route: r.route, picks: r.picks }))
-              .sort((a, b) => a.route - b.route),
+              .map((r) => ({ route: r.route, child: r.child, picks: r.picks }))
+              .sort((a, b) => a.route - b.route || (a.child < b.child ? -1 : a.child > b.child ? 1 : 0)),
           }
         : {}),
     };

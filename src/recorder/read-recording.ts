@@ -214,6 +214,7 @@ function readEvent(r: LineReader): RecordedEvent {
         r.array('routes').forEach((e, i) => {
           const route = r.object(`routes[${i}]`, e);
           r.count(`routes[${i}].route`, route.route);
+          r.string(`routes[${i}].child`, route.child);
           r.count(`routes[${i}].picks`, route.picks);
         });
       return v as unknown as CallsEvent;

@@ -171,7 +171,8 @@ export interface CallsEvent {
   readonly droppedPicks: number;
   /**
    * On an xDS channel: the interval's picks (complete, failed and dropped) per route of the latest update's
-   * `xdsRoutes`, by index: which routes the application's calls took.
+   * `xdsRoutes` and cluster: which route each call took, and which cluster the config selector chose for it
+   * (the call attribute the tree was given, an input of the tree like the endpoints).
    */
   readonly routes?: readonly RoutePicks[];
 }
@@ -179,6 +180,8 @@ export interface CallsEvent {
 export interface RoutePicks {
   /** The index of the route in the latest update's `xdsRoutes`. */
   readonly route: number;
+  /** The xds_cluster_manager child the calls were sent to: `cluster:NAME`. */
+  readonly child: string;
   readonly picks: number;
 }
 

@@ -1,9 +1,9 @@
 // `lbtree simulate --replay` beyond one cluster: recordings of xDS channels written through FlightRecorder on
 // the simulator's clock, read back from their file text, replayed. The replay runs the channel's own root
-// (xds_cluster_manager with one cds child per routed cluster) over the recorded clusters; each call takes the
-// route the recording counted it under, and the route's action chooses the cluster (A28 weighted_clusters by
-// weight), so the split between clusters is the simulated tree's own. Aggregate (A75) and LOGICAL_DNS (A37, A61)
-// clusters run through cds as on a channel.
+// (xds_cluster_manager with one cds child per routed cluster) over the recorded clusters; each call carries the
+// cluster the channel's config selector chose for it (A28 routes, weighted_clusters: the tree's input, counted
+// per interval, route and cluster), and what each cluster's tree does with it is the simulated tree's own.
+// Aggregate (A75) and LOGICAL_DNS (A37, A61) clusters run through cds as on a channel.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { replayRecording } from '../../src/cli/simulate/replay.js';
@@ -53,23 +53,31 @@ function rootConfig(...clusters: string[]) {
 }
 
 /**
- * One interval's calls, each picked and ended at once, spread over the second: `calls` per address; `routes`
- * counts the same calls per route index, as the channel's picker adapter does from the pick information.
+ * One interval's calls, each picked and ended at once, spread over the second: `calls` per address (or
+ * `failed`, picks the picker failed); `routes` counts the same calls per route index and cluster, as the
+ * channel's picker adapter does from the pick information.
  */
 function second(
   recorder: FlightRecorder,
   clock: VirtualClock,
   calls: Record<string, number>,
-  routes: Record<number, number> = {},
+  routes: [route: number, cluster: string, picks: number][] = [],
 ) {
   const list = Object.entries(calls).flatMap(([a, n]) => Array.from({ length: n }, () => a));
-  const routeList = Object.entries(routes).flatMap(([r, n]) => Array.from({ length: n }, () => r));
+  const routeList = routes.flatMap(([r, c, n]) =>
+    Array.from({ length: n }, () => [String(r), `cluster:${c}`] as const),
+  );
   const start = clock.now();
   list.forEach((a, i) => {
     clock.advance(Math.max(0, start + Math.floor((i * 1000) / list.length) - clock.now()));
+    const route = routeList[i];
+    if (route !== undefined) recorder.routePicked(route[0], route[1]);
+    if (a === 'failed') {
+      recorder.pickFailed(false);
+      return;
+    }
     const counter = recorder.endpoint(a);
     recorder.picked(counter);
-    if (routeList[i] !== undefined) recorder.routePicked(routeList[i]!);
     recorder.callEnded(counter, true);
   });
   clock.advance(start + 1000 - clock.now());
@@ -94,7 +102,7 @@ const shareOf = (
   return (100 * names.reduce((a, n) => a + (picks.get(n) ?? 0), 0)) / total;
 };
 
-test('A28 weighted_clusters 70/30: the replayed tree splits each second by the route weights, within 5 points of the recorded 70/30', () => {
+test('A28 weighted_clusters 70/30: each call replayed in its recorded cluster; each cluster’s tree spreads its share over its endpoints', () => {
   const clock = new VirtualClock();
   const recorder = new FlightRecorder({ clock, label: 'xds:///split' });
   const routes: RecordedRoute[] = [
@@ -114,20 +122,28 @@ test('A28 weighted_clusters 70/30: the replayed tree splits each second by the r
     xdsRoutes: routes,
   });
   ready(recorder, clock, [A1, A2, B1]);
-  for (let s = 1; s <= 4; s++) second(recorder, clock, { [A1]: 350, [A2]: 350, [B1]: 300 }, { 0: 1000 });
+  for (let s = 1; s <= 4; s++)
+    second(recorder, clock, { [A1]: 350, [A2]: 350, [B1]: 300 }, [
+      [0, 'a', 700],
+      [0, 'b', 300],
+    ]);
   const recording = readRecording(recorder.export());
   assert.deepEqual(recording.events.find((e) => e.type === 'update')?.xdsRoutes, routes);
   assert.deepEqual(
     recording.events.filter((e) => e.type === 'calls').map((e) => e.routes),
-    [1, 2, 3, 4].map(() => [{ route: 0, picks: 1000 }]),
+    [1, 2, 3, 4].map(() => [
+      { route: 0, child: 'cluster:a', picks: 700 },
+      { route: 0, child: 'cluster:b', picks: 300 },
+    ]),
   );
   const report = replayRecording(recording);
   assert.equal(report.cluster, undefined, 'every routed cluster is replayed');
   assert.deepEqual(Object.keys(report.clusterPolicies ?? {}).sort(), ['a', 'b']);
   for (let s = 1; s <= 4; s++) {
     assert.equal(shareOf(report, 'recorded', s, [A1, A2]), 70);
-    // The route deals its calls 70 / 30 (A28's split on average): 700 and 300 of each second's 1,000.
     assert.equal(shareOf(report, 'simulated', s, [A1, A2]), 70, `second ${s}`);
+    // Cluster a's round_robin spreads its 700 over a1 and a2.
+    assert.equal(report.simulated.steps[s]!.picks.get(A1), 350);
   }
   const byCluster = shareGaps(report).filter((g) => g.dimension === 'cluster');
   assert.equal(byCluster.length, 4);
@@ -135,32 +151,38 @@ test('A28 weighted_clusters 70/30: the replayed tree splits each second by the r
   assert.deepEqual(report.simulatedStates, report.recordedStates);
 });
 
-test('the route weights, not the recorded endpoints, choose the cluster: a recording at 50/50 under a 90/10 route replays at 90/10 (more than 5 points off)', () => {
+test('a cluster without endpoints: its recorded calls fail in the replayed tree too (its cds reports the cluster unusable), the other cluster serves', () => {
   const clock = new VirtualClock();
   const recorder = new FlightRecorder({ clock });
+  const empty: RecordedCluster = { ...edsCluster('b', []), resolutionNote: 'no endpoints yet' };
+  delete (empty as { assignment?: unknown }).assignment;
   recorder.update({
     config: rootConfig('a', 'b'),
     endpoints: [],
-    xdsClusters: [edsCluster('a', [[A1]]), edsCluster('b', [[B1]])],
+    xdsClusters: [edsCluster('a', [[A1]]), empty],
     xdsRoutes: [
       {
         match: 'prefix "/"',
         weightedClusters: [
-          { name: 'a', weight: 90 },
-          { name: 'b', weight: 10 },
+          { name: 'a', weight: 1 },
+          { name: 'b', weight: 1 },
         ],
       },
     ],
   });
-  ready(recorder, clock, [A1, B1]);
-  second(recorder, clock, { [A1]: 500, [B1]: 500 }, { 0: 1000 });
+  ready(recorder, clock, [A1]);
+  second(recorder, clock, { [A1]: 50, failed: 50 }, [
+    [0, 'a', 50],
+    [0, 'b', 50],
+  ]);
   const report = replayRecording(readRecording(recorder.export()));
-  assert.equal(shareOf(report, 'simulated', 1, [A1]), 90);
-  const gap = shareGaps(report).find((g) => g.dimension === 'cluster')!;
-  assert.ok(gap.points > 5, JSON.stringify(gap));
+  const step = report.simulated.steps[1]!;
+  assert.equal(step.picks.get(A1), 50);
+  assert.equal(step.failed, 50);
+  assert.equal(report.recorded.steps[1]!.failed, 50);
 });
 
-test('routes by path (A28): each call takes the route it was counted under; the shares per cluster follow the recorded routes exactly', () => {
+test('routes by path (A28): each call goes to the cluster of the route it was counted under', () => {
   const clock = new VirtualClock();
   const recorder = new FlightRecorder({ clock });
   recorder.update({
@@ -173,26 +195,28 @@ test('routes by path (A28): each call takes the route it was counted under; the 
     ],
   });
   ready(recorder, clock, [A1, A2, B1, B2]);
-  second(recorder, clock, { [A1]: 40, [A2]: 40, [B1]: 10, [B2]: 10 }, { 0: 80, 1: 20 });
-  second(recorder, clock, { [A1]: 5, [A2]: 5, [B1]: 45, [B2]: 45 }, { 0: 10, 1: 90 });
+  second(recorder, clock, { [A1]: 40, [A2]: 40, [B1]: 10, [B2]: 10 }, [
+    [0, 'a', 80],
+    [1, 'b', 20],
+  ]);
+  second(recorder, clock, { [A1]: 5, [A2]: 5, [B1]: 45, [B2]: 45 }, [
+    [0, 'a', 10],
+    [1, 'b', 90],
+  ]);
   const report = replayRecording(readRecording(recorder.export()));
   assert.equal(shareOf(report, 'simulated', 1, [A1, A2]), 80);
   assert.equal(shareOf(report, 'simulated', 2, [B1, B2]), 90);
   for (const g of shareGaps(report)) assert.ok(g.points <= 1, JSON.stringify(g));
 });
 
-test('routeSchedule spreads an interval’s calls over its routes in proportion, interleaved', () => {
-  const schedule = routeSchedule(
-    [
-      { route: 0, picks: 7 },
-      { route: 2, picks: 3 },
-    ],
-    10,
-  );
-  assert.equal(schedule.filter((r) => r === 0).length, 7);
-  assert.equal(schedule.filter((r) => r === 2).length, 3);
-  // Interleaved, not 7 then 3: each half of the interval has route 2's calls.
-  assert.ok(schedule.slice(0, 5).includes(2) && schedule.slice(5).includes(2), schedule.join());
+test('routeSchedule spreads an interval’s calls over its routes and clusters in proportion, interleaved', () => {
+  const a = { route: 0, child: 'cluster:a', picks: 7 };
+  const b = { route: 2, child: 'cluster:b', picks: 3 };
+  const schedule = routeSchedule([a, b], 10);
+  assert.equal(schedule.filter((r) => r === a).length, 7);
+  assert.equal(schedule.filter((r) => r === b).length, 3);
+  // Interleaved, not 7 then 3: each half of the interval has b's calls.
+  assert.ok(schedule.slice(0, 5).includes(b) && schedule.slice(5).includes(b));
   assert.deepEqual(routeSchedule(undefined, 2), [undefined, undefined]);
 });
 
@@ -215,8 +239,8 @@ test('A75 aggregate cluster: priority over its leaf clusters; the secondary take
     xdsRoutes: [{ match: 'prefix "/"', cluster: 'agg' }],
   });
   ready(recorder, clock, [A1, A2]);
-  second(recorder, clock, { [A1]: 50, [A2]: 50 }, { 0: 100 });
-  second(recorder, clock, { [A1]: 50, [A2]: 50 }, { 0: 100 });
+  second(recorder, clock, { [A1]: 50, [A2]: 50 }, [[0, 'agg', 100]]);
+  second(recorder, clock, { [A1]: 50, [A2]: 50 }, [[0, 'agg', 100]]);
   // 3 s: the primary's connections fail; the secondary connects and serves.
   for (const a of [A1, A2]) recorder.subchannelState(a, 'TRANSIENT_FAILURE', 'connection refused');
   recorder.picker('CONNECTING', { code: 0, details: '' });
@@ -225,7 +249,7 @@ test('A75 aggregate cluster: priority over its leaf clusters; the secondary take
   recorder.subchannelState(B1, 'READY');
   recorder.picker('READY', { code: 0, details: '' });
   clock.advance(997);
-  for (let s = 4; s <= 5; s++) second(recorder, clock, { [B1]: 100 }, { 0: 100 });
+  for (let s = 4; s <= 5; s++) second(recorder, clock, { [B1]: 100 }, [[0, 'agg', 100]]);
   const report = replayRecording(readRecording(recorder.export()));
   assert.equal(report.cluster, 'agg');
   assert.equal(shareOf(report, 'simulated', 1, [A1, A2]), 100);
@@ -268,7 +292,7 @@ test('LOGICAL_DNS cluster (A37, A61): the recorded DNS results, one endpoint wit
     xdsRoutes: [{ match: 'prefix "/"', cluster: 'dns' }],
   });
   ready(recorder, clock, [A1]);
-  second(recorder, clock, { [A1]: 100 }, { 0: 100 });
+  second(recorder, clock, { [A1]: 100 }, [[0, 'dns', 100]]);
   // 2 s: DNS answers with another address; the channel moves there.
   recorder.update({
     config: rootConfig('dns'),
@@ -277,7 +301,7 @@ test('LOGICAL_DNS cluster (A37, A61): the recorded DNS results, one endpoint wit
     xdsRoutes: [{ match: 'prefix "/"', cluster: 'dns' }],
   });
   ready(recorder, clock, [B1]);
-  second(recorder, clock, { [B1]: 100 }, { 0: 100 });
+  second(recorder, clock, { [B1]: 100 }, [[0, 'dns', 100]]);
   const text = recorder.export();
   assert.match(text, /"dns":\{"hostname":"backend.example","port":80\}/);
   const report = replayRecording(readRecording(text));
@@ -324,7 +348,7 @@ test('a recording’s routes are checked by line and field', () => {
     xdsRoutes: [{ match: 'prefix "/"', cluster: 'a' }],
   });
   recorder.subchannelState(A1, 'READY');
-  second(recorder, clock, { [A1]: 2 }, { 0: 2 });
+  second(recorder, clock, { [A1]: 2 }, [[0, 'a', 2]]);
   const text = recorder.export();
   const refused = (bad: string, message: RegExp) =>
     assert.throws(
@@ -340,7 +364,7 @@ test('a recording’s routes are checked by line and field', () => {
     /line 2: xdsRoutes\[0\]\.weightedClusters\[0\]\.weight: expected a weight > 0/,
   );
   refused(
-    text.replace('"routes":[{"route":0,"picks":2}]', '"routes":[{"route":0,"picks":-1}]'),
-    /routes\[0\]\.picks: expected a count/,
+    text.replace('"routes":[{"route":0,"child":"cluster:a","picks":2}]', '"routes":[{"route":0,"picks":2}]'),
+    /routes\[0\]\.child: expected a string, got undefined/,
   );
 });

@@ -6,7 +6,7 @@
 // one cluster; `--config` replaces every cluster's endpoint-picking policy.
 
 import { type ChannelArgs, ok, parseAddress, type StatusOr, status } from '../../core/index.js';
-import type { RecordedCluster, RecordedEvent, RecordedRoute, UpdateEvent } from '../../recorder/index.js';
+import type { RecordedCluster, RecordedEvent, UpdateEvent } from '../../recorder/index.js';
 import type { PlainEndpoint } from '../../sim/index.js';
 import { CDS } from '../../xds/policy-names.js';
 import { localityKey, type XdsEndpointResource } from '../../xds/resources/cluster-load-assignment.js';
@@ -28,11 +28,8 @@ export interface ReplayTree {
   readonly addresses: readonly string[];
   /** xDS: each endpoint of the clusters replayed, with its cluster, priority and locality. */
   readonly endpointInfos?: readonly EndpointInfo[];
-  /**
-   * xDS, every routed cluster replayed: how calls reach a cluster — the update's routes (absent in recordings
-   * made before routes were recorded), and the only cluster the channel routed to, if one.
-   */
-  readonly routing?: { readonly routes?: readonly RecordedRoute[]; readonly onlyCluster?: string };
+  /** xDS, every routed cluster replayed: the only cluster the channel routed to, if one. */
+  readonly routing?: { readonly onlyCluster?: string };
   /** xDS: each replayed cluster's endpoint-picking policy. */
   readonly clusterPolicies?: Readonly<Record<string, unknown>>;
 }
@@ -123,10 +120,7 @@ export class ReplayTreeBuilder {
       addresses: infos.flatMap((e) => e.addresses),
       endpointInfos: infos,
       ...(this.chosen === undefined && {
-        routing: {
-          ...(update.xdsRoutes && { routes: update.xdsRoutes }),
-          ...(routed.length === 1 && { onlyCluster: routed[0]! }),
-        },
+        routing: routed.length === 1 ? { onlyCluster: routed[0]! } : {},
       }),
       clusterPolicies: Object.fromEntries(Object.entries(policies).filter(([name]) => scope.has(name))),
     };

@@ -18,10 +18,10 @@ import {
   status,
   unavailable,
 } from '../../core/index.js';
-import type { CallsEvent, RecordedEvent, Recording } from '../../recorder/index.js';
+import type { CallsEvent, RecordedEvent, Recording, RoutePicks } from '../../recorder/index.js';
 import { type FakeSubchannel, Simulation, type SubchannelHandle, seededRandom } from '../../sim/index.js';
 import { XDS_CLUSTER_CALL_ATTRIBUTE } from '../../xds/call-attributes.js';
-import { ReplayRouter, routeSchedule } from './replay-routes.js';
+import { clusterOfCall, routeSchedule } from './replay-routes.js';
 import { addressesOfCluster, ReplayError, ReplayTreeBuilder } from './replay-tree.js';
 import {
   describeEndpoints,
@@ -103,8 +103,8 @@ type Action =
       readonly at: number;
       readonly order: number;
       readonly load: IntervalLoad;
-      /** The xDS route the call took (its index in the update's routes), when the recording counted routes. */
-      readonly route: number | undefined;
+      /** The xDS route and cluster of the call, when the recording counted them. */
+      readonly route: RoutePicks | undefined;
     };
 
 function intervalLoad(index: number, calls: CallsEvent, intervalMs: number): IntervalLoad {
@@ -224,7 +224,8 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
   let created = -1;
   let treeConfig: unknown;
   let clusterPolicies: Readonly<Record<string, unknown>> | undefined;
-  let router: ReplayRouter | undefined;
+  /** xDS trees replaying every routed cluster: the only cluster the channel routed to, if one. */
+  let routing: { readonly onlyCluster?: string } | undefined;
   let routedCluster: string | undefined;
   let started = false;
   // A fake made after its address's recorded state changed starts where the recording says it is.
@@ -269,13 +270,13 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
   let loadIndex = -1;
 
   /**
-   * The cluster_manager child of a new call on an xDS tree (chosen once per call, as a config selector does),
-   * null when the call fails before any pick (counted here); undefined on other trees.
+   * The cluster_manager child of a new call on an xDS tree (the one recorded for it), null when it has none
+   * (the call fails, counted here); undefined on other trees.
    */
-  const routeCall = (route: number | undefined): string | undefined | null => {
-    if (router === undefined) return undefined;
-    const choice = router.choose(route);
-    if ('child' in choice) return choice.child;
+  const routeCall = (route: RoutePicks | undefined): string | undefined | null => {
+    if (routing === undefined) return undefined;
+    const child = clusterOfCall(route, routing.onlyCluster);
+    if (child !== undefined) return child;
     simCounts[Math.min(stepCount - 1, step)]!.failed++;
     return null;
   };
@@ -343,10 +344,7 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
           started = true;
           treeConfig = tree.config;
           clusterPolicies = tree.clusterPolicies;
-          router =
-            tree.routing === undefined
-              ? undefined
-              : new ReplayRouter(tree.routing.routes, tree.routing.onlyCluster);
+          routing = tree.routing;
           routedCluster = tree.routing?.onlyCluster ?? routedCluster;
           for (const info of tree.endpointInfos ??
             describeEndpoints(tree.endpoints, priorityOrder(tree.config))) {
