@@ -66,7 +66,7 @@ const COMMANDS: Readonly<Record<CommandName, CommandHelp>> = {
         '--config LB.yaml',
         'With --replay: the same inputs under another LB config (an xDS cluster’s policy)',
       ],
-      ['--xds-cluster NAME', 'With --replay: the cluster to replay when the channel used several'],
+      ['--xds-cluster NAME', 'With --replay: replay this xDS cluster alone (its calls), not every cluster'],
     ],
   },
   'control-plane': {

@@ -338,7 +338,7 @@ test('a version 1 file without routes: one cluster replays as before; two need -
   assert.equal(report.recorded.steps[1]!.picks.get(A1), undefined, 'cluster a’s calls are not replayed');
 });
 
-test('a recording’s routes are checked by line and field', () => {
+test('a recording’s routes are checked by line and field; a truncated or newer-version file is refused', () => {
   const clock = new VirtualClock();
   const recorder = new FlightRecorder({ clock });
   recorder.update({
@@ -366,5 +366,16 @@ test('a recording’s routes are checked by line and field', () => {
   refused(
     text.replace('"routes":[{"route":0,"child":"cluster:a","picks":2}]', '"routes":[{"route":0,"picks":2}]'),
     /routes\[0\]\.child: expected a string, got undefined/,
+  );
+  const lines = text.trimEnd().split('\n');
+  refused(
+    `${lines.slice(0, -1).join('\n')}\n`,
+    new RegExp(
+      `line ${lines.length}: the file has no end line after its ${lines.length - 2} events: it is truncated`,
+    ),
+  );
+  refused(
+    text.replace('"version":1', '"version":2'),
+    /line 1: version: the file is format version 2; this lbtree reads version 1 and older/,
   );
 });
