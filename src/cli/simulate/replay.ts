@@ -3,7 +3,7 @@
 // their times in virtual time — updates, each connection's states scripted onto the fake subchannels, and the
 // recorded picks of each interval spread evenly over it, each endpoint's calls failing at its recorded error
 // rate — and what the channel did (recorded) is set beside what the simulated tree does. On an xDS channel
-// each call takes the route the recording counted it under, and the route chooses its cluster
+// each call carries the cluster the channel's config selector chose for it, as the recording counted them
 // (replay-routes.ts).
 //
 // Decisions the tree makes from the calls themselves (outlier ejection, weighted_round_robin's weights) are
@@ -205,7 +205,7 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
       }
       if (scope === undefined) counts.failed += part * (event.failedPicks + event.droppedPicks);
     }
-    // The interval's picks, spread evenly over it; on an xDS channel, each down the route it took.
+    // The interval's picks, spread evenly over it; on an xDS channel, each with its recorded route and cluster.
     const load = intervalLoad(intervals++, event, span);
     const n =
       event.endpoints.reduce((a, e) => a + (inScope(e.address) ? e.picks : 0), 0) +
