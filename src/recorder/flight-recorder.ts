@@ -99,6 +99,10 @@ export class FlightRecorder {
   /** Per route key (the xDS route's index as a string, as the call's pick information has it), per child. */
   private readonly routeCounters = new Map<string, Map<string, RouteCalls>>();
   private readonly routesListed: RouteCalls[] = [];
+  /** The last route and child counted, and their counter: most calls in a row take the same route. */
+  private lastRoute: string | undefined;
+  private lastChild: string | undefined;
+  private lastRouteCalls: RouteCalls | undefined;
   /** The open interval's start, and its timer (null while no call is counted: an idle channel has none). */
   private intervalStart = 0;
   private intervalTimer: CancelTimer | null = null;
@@ -209,10 +213,25 @@ export class FlightRecorder {
    * the call attribute the tree was given); a route that is not an index is ignored.
    */
   routePicked(route: string, child: string): void {
+    const counter =
+      route === this.lastRoute && child === this.lastChild
+        ? this.lastRouteCalls
+        : this.routeCalls(route, child);
+    if (counter === undefined) return;
+    if (this.intervalTimer === null) this.openInterval();
+    if (!counter.listed) {
+      counter.listed = true;
+      this.routesListed.push(counter);
+    }
+    counter.picks++;
+  }
+
+  /** The counter of (route, child), made on first use and kept; undefined when `route` is not an index. */
+  private routeCalls(route: string, child: string): RouteCalls | undefined {
     let children = this.routeCounters.get(route);
     if (children === undefined) {
       const index = Number(route);
-      if (!Number.isInteger(index) || index < 0 || String(index) !== route) return;
+      if (!Number.isInteger(index) || index < 0 || String(index) !== route) return undefined;
       children = new Map();
       this.routeCounters.set(route, children);
     }
@@ -221,12 +240,10 @@ export class FlightRecorder {
       counter = new RouteCalls(Number(route), child);
       children.set(child, counter);
     }
-    if (this.intervalTimer === null) this.openInterval();
-    if (!counter.listed) {
-      counter.listed = true;
-      this.routesListed.push(counter);
-    }
-    counter.picks++;
+    this.lastRoute = route;
+    this.lastChild = child;
+    this.lastRouteCalls = counter;
+    return counter;
   }
 
   /** The root's picker failed (or, `dropped`, dropped) a call. */
