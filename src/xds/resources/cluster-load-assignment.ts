@@ -10,6 +10,7 @@ import { HealthStatus } from '../../protos/gen/envoy/config/core/v3/health_check
 import type { LbEndpoint } from '../../protos/gen/envoy/config/endpoint/v3/endpoint_components_pb.js';
 import {
   type ClusterLoadAssignment,
+  type ClusterLoadAssignment_Policy,
   ClusterLoadAssignmentSchema,
 } from '../../protos/gen/envoy/config/endpoint/v3/endpoint_pb.js';
 import { decodeOrNack } from './decode-or-nack.js';
@@ -34,7 +35,7 @@ export function localityKey(l: XdsLocalityName): string {
 }
 
 /** An unambiguous identity for duplicate detection (a region may, in theory, contain ",zone="). */
-function localityIdentity(l: XdsLocalityName): string {
+export function localityIdentity(l: XdsLocalityName): string {
   return JSON.stringify([l.region, l.zone, l.subZone]);
 }
 
@@ -157,7 +158,7 @@ export function parseClusterLoadAssignment(
   return {
     clusterName: cla.clusterName,
     priorities: numbers.map((p) => byPriority.get(p)!.localities),
-    drops: parseDrops(cla),
+    drops: parseDrops(cla.policy),
   };
 }
 
@@ -245,8 +246,8 @@ function parseAddress(a: AddressMessage | undefined, at: string): Address {
 }
 
 /** policy.drop_overloads, as parts per million (capped at 100%); applied by xds_cluster_impl. */
-function parseDrops(cla: ClusterLoadAssignment): XdsDropCategory[] {
-  const drops = cla.policy?.dropOverloads ?? [];
+export function parseDrops(policy: ClusterLoadAssignment_Policy | undefined): XdsDropCategory[] {
+  const drops = policy?.dropOverloads ?? [];
   return drops.map((d, i) => ({
     category: d.category,
     perMillion:
