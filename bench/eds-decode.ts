@@ -2,7 +2,10 @@
  * EDS decoding: one ClusterLoadAssignment of 10,000 endpoints (100 localities in 2 priorities, each endpoint
  * with an additional address, a weight and a health status), encoded once; then, on the same bytes:
  *   - lbtree: @bufbuild/protobuf's generated ClusterLoadAssignment (`decodeClusterLoadAssignment`), and that
- *     plus lbtree's A27 / A61 validation (`parseClusterLoadAssignment`: addresses, duplicates, priorities);
+ *     plus lbtree's A27 / A61 validation (`parseClusterLoadAssignment`: addresses, duplicates, priorities) —
+ *     the reference path; and what lbtree's XdsClient runs, the EDS resource type's decode, whose wire fast
+ *     path (src/xds/resources/cluster-load-assignment-wire.ts) reads the bytes straight into the validated
+ *     endpoint list (issue 25 §5's goal: that ≤ grpc-js-xds's decode alone);
  *   - @grpc/grpc-js-xds's path: the protobufjs Root that @grpc/proto-loader builds from the same Envoy protos
  *     (grpc-js-xds's own `loadProtosWithOptionsSync` call and include dirs), `decode` then `toObject` with
  *     grpc-js-xds's options, as its `decodeSingleResource` does, and that plus grpc-js-xds's own validation
@@ -11,7 +14,8 @@
  *   - the hand-written codec lbtree used before (src/xds/proto/{wire,codec,messages}.ts), checked out of git
  *     history into a temporary directory for this comparison only (rather than keeping 1,700 lines of dead
  *     code in bench/); skipped with a note when git or that commit is not available.
- * Each figure is the median of several runs after warm-up, in ms.
+ * Each figure is the median of several runs after warm-up, in ms; the runs of the compared functions are
+ * interleaved, so that the machine's load moves them alike.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -29,6 +33,8 @@ import {
   encodeClusterLoadAssignment,
   parseClusterLoadAssignment,
 } from 'lbtree/xds';
+import { endpointResourceType } from '../src/xds/resources/endpoint.js';
+import { resolveXdsOptions } from '../src/xds/resources/xds-options.js';
 import { median, ms, printRow, printTableHeader } from './report.js';
 
 const ENDPOINTS = 10_000;
@@ -82,11 +88,11 @@ function grpcJsXdsDecoder(): (bytes: Uint8Array) => unknown {
  * the method private; its `decode` calls it after decoding (and after building a JSON trace string of the
  * whole message, which is not counted here).
  */
-const endpointResourceType = EndpointResourceType.get() as unknown as {
+const grpcJsXdsEndpointType = EndpointResourceType.get() as unknown as {
   validateResource(message: unknown): { valid: boolean; errors?: string[] };
 };
 function grpcJsXdsValidate(message: unknown): void {
-  const result = endpointResourceType.validateResource(message);
+  const result = grpcJsXdsEndpointType.validateResource(message);
   if (!result.valid) throw new Error(`eds-decode: grpc-js-xds rejected the assignment: ${result.errors}`);
 }
 
@@ -110,9 +116,14 @@ async function oldCodecDecoder(): Promise<((bytes: Uint8Array) => unknown) | str
   return (bytes) => codec.decodeMessage(messages.ClusterLoadAssignment, bytes);
 }
 
-function measure(fn: () => unknown): number {
-  for (let i = 0; i < 3; i++) fn(); // warm-up
-  return median(Array.from({ length: RUNS }, () => ms(() => fn())));
+/** The median time of each function, their runs interleaved (after 3 warm-up runs of each). */
+function measure(fns: readonly (() => unknown)[]): number[] {
+  for (let i = 0; i < 3; i++) for (const fn of fns) fn();
+  const times = fns.map(() => [] as number[]);
+  for (let run = 0; run < RUNS; run++) {
+    for (let i = 0; i < fns.length; i++) times[i]!.push(ms(() => fns[i]!()));
+  }
+  return times.map(median);
 }
 
 export async function runEdsDecodeBench(): Promise<void> {
@@ -135,10 +146,23 @@ export async function runEdsDecodeBench(): Promise<void> {
   const kept = validated.priorities.flat().reduce((n, l) => n + l.endpoints.length, 0);
   if (kept !== ENDPOINTS) throw new Error(`eds-decode: validation kept ${kept} endpoints`);
 
-  const ours = measure(() => decodeClusterLoadAssignment(bytes));
-  const oursValidated = measure(() => parseClusterLoadAssignment(decodeClusterLoadAssignment(bytes)));
-  const theirs = measure(() => grpcJsXds(bytes));
-  const theirsValidated = measure(() => grpcJsXdsValidate(grpcJsXds(bytes)));
+  const options = resolveXdsOptions();
+  const resourceType = () => {
+    const result = endpointResourceType.decode(bytes, options);
+    if (!result.ok) throw new Error(`eds-decode: NACK ${result.error}`);
+    return result;
+  };
+  const fast = resourceType().value;
+  if (fast.priorities.flat().reduce((n, l) => n + l.endpoints.length, 0) !== ENDPOINTS) {
+    throw new Error('eds-decode: the resource type kept another endpoint count');
+  }
+  const [ours, oursValidated, oursResourceType, theirs, theirsValidated] = measure([
+    () => decodeClusterLoadAssignment(bytes),
+    () => parseClusterLoadAssignment(decodeClusterLoadAssignment(bytes)),
+    resourceType,
+    () => grpcJsXds(bytes),
+    () => grpcJsXdsValidate(grpcJsXds(bytes)),
+  ]) as [number, number, number, number, number];
 
   printTableHeader(
     `EDS decode: a ClusterLoadAssignment of ${ENDPOINTS.toLocaleString('en')} endpoints (${bytes.length.toLocaleString('en')} bytes)`,
@@ -146,16 +170,28 @@ export async function runEdsDecodeBench(): Promise<void> {
   );
   printRow('decode', ours, theirs, 'ms');
   printRow(
-    "decode + validate (both: each library's own EDS validation)",
+    "decode + validate (both: each library's own EDS validation; lbtree's reference path)",
     oursValidated,
     theirsValidated,
+    'ms',
+  );
+  printRow(
+    "decode + validate, the EDS resource type's wire fast path (lbtree's XdsClient) / their decode + validate",
+    oursResourceType,
+    theirsValidated,
+    'ms',
+  );
+  printRow(
+    "decode + validate, the EDS resource type's wire fast path / their decode alone (the goal: ≤ 1)",
+    oursResourceType,
+    theirs,
     'ms',
   );
   if (typeof old === 'string') {
     console.log(`\nold hand-written codec: ${old}`);
     return;
   }
-  const before = measure(() => old(bytes));
+  const [before] = measure([() => old(bytes)]) as [number];
   printTableHeader('EDS decode: the generated code against the old hand-written codec', 'old codec');
   printRow('decode', ours, before, 'ms');
 }
