@@ -5,6 +5,8 @@
 // child's picker with the cookie override.
 
 import {
+  type Address,
+  type Attributes,
   addressKey,
   type CancelTimer,
   CONNECTING,
@@ -128,22 +130,23 @@ export class OverrideHostLb
   private updateAddressMap(endpoints: readonly Endpoint[]): void {
     const previous = this.entries;
     const next = new Map<string, AddressEntry>();
-    for (const e of endpoints) {
+    const drainingKept = this.overridable.has('DRAINING');
+    for (let n = 0; n < endpoints.length; n++) {
+      const e = endpoints[n]!;
       const health = e.attributes.get(XDS_HEALTH_STATUS) ?? 'UNKNOWN';
-      if (health === 'DRAINING' && !this.overridable.has('DRAINING')) continue;
-      const keys = e.addresses.map(addressKey);
+      if (health === 'DRAINING' && !drainingKept) continue;
+      const addresses = e.addresses;
+      if (addresses.length === 1) {
+        // The usual endpoint (tens of thousands in a big EDS update): its list is its one key, no arrays.
+        const key = addressKey(addresses[0]!);
+        next.set(key, this.entryFor(previous, key, addresses[0]!, health, key, e.attributes));
+        continue;
+      }
+      const keys = addresses.map(addressKey);
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i]!;
-        const list = keys.length === 1 ? key : [key, ...keys.slice(0, i), ...keys.slice(i + 1)].join(',');
-        let entry = previous.get(key);
-        if (entry === undefined) {
-          entry = new AddressEntry(key, e.addresses[i]!, health, list, e.attributes);
-        } else {
-          entry.health = health;
-          entry.addressList = list;
-          entry.attributes = e.attributes;
-        }
-        next.set(key, entry);
+        const list = [key, ...keys.slice(0, i), ...keys.slice(i + 1)].join(',');
+        next.set(key, this.entryFor(previous, key, addresses[i]!, health, list, e.attributes));
       }
     }
     for (const [key, entry] of previous) {
@@ -153,6 +156,23 @@ export class OverrideHostLb
     }
     this.entries = next;
     this.releaseUnkeepable();
+  }
+
+  /** The previous update's entry for `key`, brought up to date, or a new one. */
+  private entryFor(
+    previous: ReadonlyMap<string, AddressEntry>,
+    key: string,
+    address: Address,
+    health: XdsHealthStatus,
+    list: string,
+    attributes: Attributes,
+  ): AddressEntry {
+    const entry = previous.get(key);
+    if (entry === undefined) return new AddressEntry(key, address, health, list, attributes);
+    entry.health = health;
+    entry.addressList = list;
+    entry.attributes = attributes;
+    return entry;
   }
 
   /** A connection the policy holds is kept only while a cookie may still pick its entry. */
