@@ -18,7 +18,7 @@ import {
 } from '../../core/index.js';
 import { weightedShufflingEnabled } from '../../policies/pick-first/index.js';
 import { XDS_HEALTH_STATUS, XDS_LOCALITY_NAME, XDS_PRIORITY } from '../attribute-keys.js';
-import type { XdsEndpointResource } from '../resources/cluster-load-assignment.js';
+import type { XdsEndpointResource, XdsHealthStatus } from '../resources/cluster-load-assignment.js';
 import type { LbConfigList } from '../resources/lb-policy-registry.js';
 import { endpointWeightUq1_31, toUq1_31 } from './normalized-weight.js';
 
@@ -144,25 +144,34 @@ export class PriorityTreeGenerator {
           );
         if (options.backendService !== undefined)
           base = base.with(METRIC_BACKEND_SERVICE, options.backendService);
-        // Endpoints of a locality usually share weight and health, so they share one Attributes object.
-        const shared = new Map<string, Attributes>();
+        // Endpoints of a locality usually share weight and health, so they share one Attributes object:
+        // found by health status, then by the EDS weight (a number key: no string to build and hash for each of
+        // tens of thousands of endpoints).
+        const shared = new Map<XdsHealthStatus, Map<number, Attributes>>();
         let endpointSum = 0;
         if (normalized) for (const e of locality.endpoints) endpointSum += e.weight;
         const localityShare = normalized ? toUq1_31(locality.weight, localitySum) : 0;
         for (const e of locality.endpoints) {
           if (e.healthStatus === 'DRAINING' && !keepDraining) continue;
           let attributes: Attributes | undefined;
-          // Keyed by the EDS weight: within a locality it fixes the final weight, and stays a small integer
-          // (a UQ1.31 weight is a heap number, slow to turn into a key).
-          const cacheKey = e.hashKey === undefined ? `${e.weight}/${e.healthStatus}` : undefined;
-          if (cacheKey !== undefined) attributes = shared.get(cacheKey);
+          // Keyed by the EDS weight: within a locality it fixes the final weight. An endpoint with a hash key
+          // has Attributes of its own.
+          let byWeight: Map<number, Attributes> | undefined;
+          if (e.hashKey === undefined) {
+            byWeight = shared.get(e.healthStatus);
+            if (byWeight === undefined) {
+              byWeight = new Map();
+              shared.set(e.healthStatus, byWeight);
+            }
+            attributes = byWeight.get(e.weight);
+          }
           if (attributes === undefined) {
             const weight = normalized
               ? endpointWeightUq1_31(localityShare, toUq1_31(e.weight, endpointSum))
               : e.weight * locality.weight;
             attributes = base.with(ENDPOINT_WEIGHT, weight).with(XDS_HEALTH_STATUS, e.healthStatus);
             if (e.hashKey !== undefined) attributes = attributes.with(HASH_KEY, e.hashKey);
-            if (cacheKey !== undefined) shared.set(cacheKey, attributes);
+            byWeight?.set(e.weight, attributes);
           }
           endpoints.push({ addresses: e.addresses, attributes });
         }
