@@ -35,10 +35,13 @@ describe('A29 file_watcher certificate provider', () => {
       assert.deepEqual(first.certificate, readFileSync(a.certificateFile));
       copyFileSync(b.certificateFile, live.certificateFile);
       copyFileSync(b.privateKeyFile, live.privateKeyFile);
-      // Waits for the condition (the new file read), with a deadline.
+      // Waits for the condition (the new file read), with a deadline. A refresh while the files are being rewritten can
+      // read a half-written file (an error until the next refresh): keep waiting through it.
       const deadline = Date.now() + 5000;
+      const isB = (m: Awaited<ReturnType<typeof provider.material>>) =>
+        m.ok && m.certificate!.equals(readFileSync(b.certificateFile));
       let m = await provider.material();
-      while (m.ok && !m.certificate!.equals(readFileSync(b.certificateFile)) && Date.now() < deadline) {
+      while (!isB(m) && Date.now() < deadline) {
         await new Promise((r) => setImmediate(r));
         m = await provider.material();
       }
