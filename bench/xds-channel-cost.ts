@@ -92,10 +92,21 @@ async function callgrindIrPerCall(
   try {
     const child = spawn(
       'valgrind',
-      ['--tool=callgrind', `--callgrind-out-file=${join(dir, 'out.%p')}`, process.execPath, CLIENT, side],
+      [
+        '--tool=callgrind',
+        `--callgrind-out-file=${join(dir, 'out.%p')}`,
+        `--log-file=${join(dir, 'valgrind.log')}`,
+        process.execPath,
+        CLIENT,
+        side,
+      ],
       {
-        env: { ...clientEnv(bootstrap, addresses), BENCH_COST_CALLGRIND_CALLS: String(CALLGRIND_CALLS) },
-        stdio: ['pipe', 'pipe', 'ignore'],
+        env: {
+          ...clientEnv(bootstrap, addresses),
+          BENCH_COST_CALLGRIND_CALLS: String(CALLGRIND_CALLS),
+          BENCH_COST_CALL_DEADLINE_MS: String(30 * 60_000),
+        },
+        stdio: ['pipe', 'pipe', 'inherit'],
       },
     );
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
