@@ -16,7 +16,7 @@
  * BENCH_COST_CALLGRIND=1 also runs each side once under valgrind's callgrind and counts the instructions (Ir)
  * its process executes per sequential call over BENCH_COST_CALLGRIND_CALLS calls (default 1,000) after the
  * warm-up (counters zeroed before and dumped after with callgrind_control): a figure the machine's load does
- * not move. BENCH_COST_ROUNDS=0 with it prints only those figures.
+ * not move. BENCH_COST_ROUNDS=0 with it prints only those figures; BENCH_COST_CALLGRIND_KEEP=<dir> keeps the dumps.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -36,6 +36,8 @@ const ROUNDS = Number(process.env.BENCH_COST_ROUNDS ?? 3);
 const NODE_FLAGS = process.env.BENCH_COST_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
 const CALLGRIND = process.env.BENCH_COST_CALLGRIND === '1';
 const CALLGRIND_CALLS = Number(process.env.BENCH_COST_CALLGRIND_CALLS ?? 1_000);
+/** BENCH_COST_CALLGRIND_KEEP=<dir>: keep each side's dump there (callgrind_annotate it), not in a removed temp dir. */
+const KEEP_DUMPS = process.env.BENCH_COST_CALLGRIND_KEEP;
 const CLIENT = fileURLToPath(new URL('./xds-channel-cost-client.mjs', import.meta.url));
 
 interface PerCall {
@@ -88,7 +90,7 @@ async function callgrindIrPerCall(
   bootstrap: unknown,
   addresses: readonly string[],
 ): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'lbtree-callcost-'));
+  const dir = mkdtempSync(join(KEEP_DUMPS ?? tmpdir(), `lbtree-callcost-${side}-`));
   try {
     const child = spawn(
       'valgrind',
@@ -131,7 +133,7 @@ async function callgrindIrPerCall(
     if (!summary) throw new Error(`xds-channel-cost: no instruction total in ${dump}`);
     return Number(summary[1]) / CALLGRIND_CALLS;
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (KEEP_DUMPS === undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
 
