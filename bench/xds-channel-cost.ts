@@ -16,7 +16,9 @@
  * BENCH_COST_CALLGRIND=1 also runs each side once under valgrind's callgrind and counts the instructions (Ir)
  * its process executes per sequential call over BENCH_COST_CALLGRIND_CALLS calls (default 1,000) after the
  * warm-up (counters zeroed before and dumped after with callgrind_control): a figure the machine's load does
- * not move. BENCH_COST_ROUNDS=0 with it prints only those figures; BENCH_COST_CALLGRIND_KEEP=<dir> keeps the dumps.
+ * not move. It is given for the whole process and for its main thread alone: V8's optimizing compiler still
+ * runs on background threads after the warm-up (about half of the process's instructions in those 1,000
+ * calls), which moves the whole-process figure by a few per cent between runs. BENCH_COST_ROUNDS=0 with it prints only those figures; BENCH_COST_CALLGRIND_KEEP=<dir> keeps the dumps.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -85,17 +87,24 @@ function runClient(side: Side, bootstrap: unknown, addresses: readonly string[])
 }
 
 /** Instructions per sequential call of one side's channel process, under callgrind (see the header). */
+/** Instructions per call: the whole process, and its main thread alone (without V8's compiler and GC threads). */
+interface IrPerCall {
+  readonly all: number;
+  readonly main: number;
+}
+
 async function callgrindIrPerCall(
   side: Side,
   bootstrap: unknown,
   addresses: readonly string[],
-): Promise<number> {
+): Promise<IrPerCall> {
   const dir = mkdtempSync(join(KEEP_DUMPS ?? tmpdir(), `lbtree-callcost-${side}-`));
   try {
     const child = spawn(
       'valgrind',
       [
         '--tool=callgrind',
+        '--separate-threads=yes',
         `--callgrind-out-file=${join(dir, 'out.%p')}`,
         `--log-file=${join(dir, 'valgrind.log')}`,
         process.execPath,
@@ -127,11 +136,19 @@ async function callgrindIrPerCall(
     execFileSync('callgrind_control', ['-d', 'calls', pid], { stdio: 'ignore' });
     child.stdin.end('exit\n');
     if ((await exited) !== 0) throw new Error(`xds-channel-cost: the ${side} process under callgrind failed`);
-    const dump = readdirSync(dir).find((f) => f.endsWith('.1'));
-    if (dump === undefined) throw new Error(`xds-channel-cost: no callgrind dump for ${side} in ${dir}`);
-    const summary = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, dump), 'utf8'));
-    if (!summary) throw new Error(`xds-channel-cost: no instruction total in ${dump}`);
-    return Number(summary[1]) / CALLGRIND_CALLS;
+    // One dump per thread: out.<pid>.1-01 is the main thread (the event loop, JavaScript); the others are V8's
+    // background threads (optimizing compiler, concurrent marking) and libuv's pool.
+    const dumps = readdirSync(dir).filter((f) => /\.1-\d+$/.test(f));
+    if (dumps.length === 0) throw new Error(`xds-channel-cost: no callgrind dump for ${side} in ${dir}`);
+    let all = 0;
+    let main = 0;
+    for (const dump of dumps) {
+      const summary = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, dump), 'utf8'));
+      if (!summary) throw new Error(`xds-channel-cost: no instruction total in ${dump}`);
+      all += Number(summary[1]);
+      if (dump.endsWith('.1-01')) main = Number(summary[1]);
+    }
+    return { all: all / CALLGRIND_CALLS, main: main / CALLGRIND_CALLS };
   } finally {
     if (KEEP_DUMPS === undefined) rmSync(dir, { recursive: true, force: true });
   }
@@ -151,7 +168,7 @@ export async function runXdsChannelCostBench(): Promise<void> {
   });
   await plane.listen('127.0.0.1:0');
   const runs: Record<Side, CostFigures[]> = { lbtree: [], 'grpc-js-plain': [], 'grpc-js-xds': [] };
-  const ir = new Map<Side, number>();
+  const ir = new Map<Side, IrPerCall>();
   try {
     const sides = SIDES;
     for (let round = 0; round < ROUNDS; round++) {
@@ -206,15 +223,17 @@ export async function runXdsChannelCostBench(): Promise<void> {
   printIrPerCall(ir);
 }
 
-function printIrPerCall(ir: ReadonlyMap<Side, number>): void {
+function printIrPerCall(ir: ReadonlyMap<Side, IrPerCall>): void {
   if (ir.size === 0) return;
   const plain = ir.get('grpc-js-plain');
   const cell = (side: Side) => {
     const x = ir.get(side);
     if (x === undefined) return 'not counted';
-    return `${x.toFixed(0)} Ir${plain === undefined ? '' : ` (${(x / plain).toFixed(3)} × plain)`}`;
+    const ratio = (a: number, b: number | undefined) =>
+      b === undefined ? '' : ` (${(a / b).toFixed(3)} × plain)`;
+    return `${x.all.toFixed(0)} Ir${ratio(x.all, plain?.all)}, main thread ${x.main.toFixed(0)} Ir${ratio(x.main, plain?.main)}`;
   };
   console.log(
-    `\ninstructions per sequential call (callgrind Ir, ${CALLGRIND_CALLS.toLocaleString('en')} calls after the warm-up): lbtree xds: ${cell('lbtree')}; grpc-js round_robin (plain) ${cell('grpc-js-plain')}; @grpc/grpc-js-xds ${cell('grpc-js-xds')}.`,
+    `\ninstructions per sequential call (callgrind Ir, ${CALLGRIND_CALLS.toLocaleString('en')} calls after the warm-up; all threads, and the main thread alone): lbtree xds: ${cell('lbtree')}; grpc-js round_robin (plain) ${cell('grpc-js-plain')}; @grpc/grpc-js-xds ${cell('grpc-js-xds')}.`,
   );
 }
