@@ -3,13 +3,20 @@
 // tsx, so that its start-up loads modules as a user's process does (no loader hooks). lbtree is the compiled
 // dist/ through the package's own exports. The bootstrap JSON comes in BENCH_XDS_BOOTSTRAP, the plain
 // channel's backend addresses in BENCH_PLAIN_ADDRESSES (comma-separated). One JSON line on stdout, then exit.
+// With BENCH_COST_CALLGRIND_CALLS=N (the process runs under valgrind's callgrind): after the warm-up, the line
+// `counting` on stdout, then N sequential calls once a line arrives on stdin (the parent has zeroed the
+// counters), then the line `counted`, and the exit once another line arrives (the parent has dumped them).
 import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 
 const side = process.argv[2];
 const WARM_UP = Number(process.env.BENCH_COST_WARM_UP ?? 1_500);
 const SEQUENTIAL = Number(process.env.BENCH_COST_SEQUENTIAL ?? 3_000);
 const CONCURRENT = Number(process.env.BENCH_COST_CONCURRENT ?? 10_000);
 const INFLIGHT = 50;
+const CALLGRIND_CALLS = Number(process.env.BENCH_COST_CALLGRIND_CALLS ?? 0);
+/** Each call's deadline; longer under valgrind, where the first call waits for the xDS resources 50× slower. */
+const DEADLINE_MS = Number(process.env.BENCH_COST_CALL_DEADLINE_MS ?? 30_000);
 
 /** Milliseconds since this process started (performance's time origin), at the first line of this module. */
 const mainMs = performance.now();
@@ -53,7 +60,7 @@ const client = new Client(target, grpc.credentials.createInsecure(), options);
 const empty = Buffer.alloc(0);
 const call = () =>
   new Promise((resolve, reject) =>
-    client.whoami(empty, { deadline: Date.now() + 30_000, waitForReady: true }, (e, reply) =>
+    client.whoami(empty, { deadline: Date.now() + DEADLINE_MS, waitForReady: true }, (e, reply) =>
       e ? reject(e) : resolve(reply),
     ),
   );
@@ -79,6 +86,23 @@ async function perCall(calls, inflight) {
   const wallUs = Number(process.hrtime.bigint() - start) / 1e3 / calls;
   const used = process.cpuUsage(cpu);
   return { wallUs, cpuUs: (used.user + used.system) / calls };
+}
+
+if (CALLGRIND_CALLS > 0) {
+  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  // callgrind answers callgrind_control only while the process runs code, not while it blocks in epoll_wait:
+  // a timer keeps it waking while the parent zeroes or dumps the counters (and stops during the count).
+  const awaitLine = async (say) => {
+    const wake = setInterval(() => {}, 5);
+    process.stdout.write(`${say}\n`);
+    await lines.next();
+    clearInterval(wake);
+  };
+  await awaitLine('counting');
+  for (let i = 0; i < CALLGRIND_CALLS; i++) await call();
+  await awaitLine('counted');
+  client.close();
+  process.exit(0);
 }
 
 const sequential = await perCall(SEQUENTIAL, 1);

@@ -12,9 +12,19 @@
  * Medians of ROUNDS rounds. Goals (issue 25 §4): per-call wall and CPU ≤ 1.05 × plain; first OK call ≤ ½ of
  * grpc-js-xds's. Knobs: BENCH_COST_ROUNDS, BENCH_COST_WARM_UP, BENCH_COST_SEQUENTIAL, BENCH_COST_CONCURRENT,
  * BENCH_COST_NODE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_COST_SIDES (raw figures of some).
+ *
+ * BENCH_COST_CALLGRIND=1 also runs each side once under valgrind's callgrind and counts the instructions (Ir)
+ * its process executes per sequential call over BENCH_COST_CALLGRIND_CALLS calls (default 1,000) after the
+ * warm-up (counters zeroed before and dumped after with callgrind_control): a figure the machine's load does
+ * not move. It is given for the whole process and for its main thread alone: V8's optimizing compiler still
+ * runs on background threads after the warm-up (about half of the process's instructions in those 1,000
+ * calls), which moves the whole-process figure by a few per cent between runs. BENCH_COST_ROUNDS=0 with it prints only those figures; BENCH_COST_CALLGRIND_KEEP=<dir> keeps the dumps.
  */
-import { spawn } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { startBackends } from '../src/cli/loopback-backends.js';
 import { ControlPlane, xdsService } from '../src/control-plane/index.js';
@@ -26,6 +36,10 @@ const ONLY = process.env.BENCH_COST_SIDES?.split(',');
 const SIDES = ALL_SIDES.filter((s) => !ONLY || ONLY.includes(s));
 const ROUNDS = Number(process.env.BENCH_COST_ROUNDS ?? 3);
 const NODE_FLAGS = process.env.BENCH_COST_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+const CALLGRIND = process.env.BENCH_COST_CALLGRIND === '1';
+const CALLGRIND_CALLS = Number(process.env.BENCH_COST_CALLGRIND_CALLS ?? 1_000);
+/** BENCH_COST_CALLGRIND_KEEP=<dir>: keep each side's dump there (callgrind_annotate it), not in a removed temp dir. */
+const KEEP_DUMPS = process.env.BENCH_COST_CALLGRIND_KEEP;
 const CLIENT = fileURLToPath(new URL('./xds-channel-cost-client.mjs', import.meta.url));
 
 interface PerCall {
@@ -41,14 +55,18 @@ export interface CostFigures {
   readonly concurrent: PerCall;
 }
 
+function clientEnv(bootstrap: unknown, addresses: readonly string[]): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    BENCH_XDS_BOOTSTRAP: JSON.stringify(bootstrap),
+    BENCH_PLAIN_ADDRESSES: addresses.join(','),
+  };
+}
+
 function runClient(side: Side, bootstrap: unknown, addresses: readonly string[]): Promise<CostFigures> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...NODE_FLAGS, CLIENT, side], {
-      env: {
-        ...process.env,
-        BENCH_XDS_BOOTSTRAP: JSON.stringify(bootstrap),
-        BENCH_PLAIN_ADDRESSES: addresses.join(','),
-      },
+      env: clientEnv(bootstrap, addresses),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -68,6 +86,74 @@ function runClient(side: Side, bootstrap: unknown, addresses: readonly string[])
   });
 }
 
+/** Instructions per sequential call of one side's channel process, under callgrind (see the header). */
+/** Instructions per call: the whole process, and its main thread alone (without V8's compiler and GC threads). */
+interface IrPerCall {
+  readonly all: number;
+  readonly main: number;
+}
+
+async function callgrindIrPerCall(
+  side: Side,
+  bootstrap: unknown,
+  addresses: readonly string[],
+): Promise<IrPerCall> {
+  const dir = mkdtempSync(join(KEEP_DUMPS ?? tmpdir(), `lbtree-callcost-${side}-`));
+  try {
+    const child = spawn(
+      'valgrind',
+      [
+        '--tool=callgrind',
+        '--separate-threads=yes',
+        `--callgrind-out-file=${join(dir, 'out.%p')}`,
+        `--log-file=${join(dir, 'valgrind.log')}`,
+        process.execPath,
+        CLIENT,
+        side,
+      ],
+      {
+        env: {
+          ...clientEnv(bootstrap, addresses),
+          BENCH_COST_CALLGRIND_CALLS: String(CALLGRIND_CALLS),
+          BENCH_COST_CALL_DEADLINE_MS: String(30 * 60_000),
+        },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const expect = async (line: string) => {
+      const next = await Promise.race([lines.next(), exited.then(() => null)]);
+      if (next === null || next.done || next.value !== line) {
+        throw new Error(`xds-channel-cost: the ${side} process under callgrind did not say '${line}'`);
+      }
+    };
+    const pid = String(child.pid);
+    await expect('counting');
+    execFileSync('callgrind_control', ['-z', pid], { stdio: 'ignore' });
+    child.stdin.write('go\n');
+    await expect('counted');
+    execFileSync('callgrind_control', ['-d', 'calls', pid], { stdio: 'ignore' });
+    child.stdin.end('exit\n');
+    if ((await exited) !== 0) throw new Error(`xds-channel-cost: the ${side} process under callgrind failed`);
+    // One dump per thread: out.<pid>.1-01 is the main thread (the event loop, JavaScript); the others are V8's
+    // background threads (optimizing compiler, concurrent marking) and libuv's pool.
+    const dumps = readdirSync(dir).filter((f) => /\.1-\d+$/.test(f));
+    if (dumps.length === 0) throw new Error(`xds-channel-cost: no callgrind dump for ${side} in ${dir}`);
+    let all = 0;
+    let main = 0;
+    for (const dump of dumps) {
+      const summary = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, dump), 'utf8'));
+      if (!summary) throw new Error(`xds-channel-cost: no instruction total in ${dump}`);
+      all += Number(summary[1]);
+      if (dump.endsWith('.1-01')) main = Number(summary[1]);
+    }
+    return { all: all / CALLGRIND_CALLS, main: main / CALLGRIND_CALLS };
+  } finally {
+    if (KEEP_DUMPS === undefined) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function runXdsChannelCostBench(): Promise<void> {
   const load = loadavg().map((x) => x.toFixed(2));
   const backends = await startBackends(['b1', 'b2', 'b3']);
@@ -82,6 +168,7 @@ export async function runXdsChannelCostBench(): Promise<void> {
   });
   await plane.listen('127.0.0.1:0');
   const runs: Record<Side, CostFigures[]> = { lbtree: [], 'grpc-js-plain': [], 'grpc-js-xds': [] };
+  const ir = new Map<Side, IrPerCall>();
   try {
     const sides = SIDES;
     for (let round = 0; round < ROUNDS; round++) {
@@ -93,12 +180,19 @@ export async function runXdsChannelCostBench(): Promise<void> {
         );
       }
     }
+    for (const side of CALLGRIND ? SIDES : []) {
+      ir.set(
+        side,
+        await callgrindIrPerCall(side, plane.bootstrap({ nodeId: `cost-${side}-callgrind` }), addresses),
+      );
+    }
   } finally {
     await plane.close();
     for (const b of backends) b.stop();
   }
-  if (SIDES.length < ALL_SIDES.length) {
-    console.log(JSON.stringify(runs, null, 1));
+  if (SIDES.length < ALL_SIDES.length || ROUNDS === 0) {
+    if (ROUNDS > 0) console.log(JSON.stringify(runs, null, 1));
+    printIrPerCall(ir);
     return;
   }
   const m = (side: Side, f: (x: CostFigures) => number) => median(runs[side].map(f));
@@ -125,5 +219,21 @@ export async function runXdsChannelCostBench(): Promise<void> {
     runs[side].map((x) => `${x.firstOkMs.toFixed(0)} ms / ${x.sequential.wallUs.toFixed(0)} µs`).join(', ');
   console.log(
     `\nRounds in order (first OK call / sequential wall per call): lbtree ${rounds('lbtree')}; plain ${rounds('grpc-js-plain')}; grpc-js-xds ${rounds('grpc-js-xds')}.`,
+  );
+  printIrPerCall(ir);
+}
+
+function printIrPerCall(ir: ReadonlyMap<Side, IrPerCall>): void {
+  if (ir.size === 0) return;
+  const plain = ir.get('grpc-js-plain');
+  const cell = (side: Side) => {
+    const x = ir.get(side);
+    if (x === undefined) return 'not counted';
+    const ratio = (a: number, b: number | undefined) =>
+      b === undefined ? '' : ` (${(a / b).toFixed(3)} × plain)`;
+    return `${x.all.toFixed(0)} Ir${ratio(x.all, plain?.all)}, main thread ${x.main.toFixed(0)} Ir${ratio(x.main, plain?.main)}`;
+  };
+  console.log(
+    `\ninstructions per sequential call (callgrind Ir, ${CALLGRIND_CALLS.toLocaleString('en')} calls after the warm-up; all threads, and the main thread alone): lbtree xds: ${cell('lbtree')}; grpc-js round_robin (plain) ${cell('grpc-js-plain')}; @grpc/grpc-js-xds ${cell('grpc-js-xds')}.`,
   );
 }

@@ -10,12 +10,16 @@ import {
   type PickResult,
   type Status,
 } from '../core/index.js';
+import { CallRequestHash } from '../hash/index.js';
 import { TrailerCallEndDetails } from './backend-metrics.js';
 import { CALL_RETRY_TRACER, type TrackedPickInfo, trackAttempt } from './call-retry-tracking.js';
 import type { ChannelRecording } from './channel-recording.js';
 import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
 
-/** `extraPickInfo` key a config selector uses to hand the request hash down (a decimal string). */
+/**
+ * `extraPickInfo` key a config selector uses to hand the request hash down: a decimal string (grpc-js-xds's
+ * config selector), or lbtree's xds resolver's {@link CallRequestHash}, computed when first read.
+ */
 export const HASH_PICK_INFO_KEY = 'hash';
 
 const QUEUE_RESULT: experimental.PickResult = Object.freeze({
@@ -41,8 +45,10 @@ class AdaptedPickArgs implements PickArgs {
     get: (key: unknown) => (typeof key === 'string' ? this.extraPickInfo[key] : undefined),
   };
   get hash(): bigint | undefined {
-    const text = this.extraPickInfo[HASH_PICK_INFO_KEY];
-    return text === undefined ? undefined : parseHash(text);
+    const hash: unknown = this.extraPickInfo[HASH_PICK_INFO_KEY];
+    if (hash === undefined) return undefined;
+    if (typeof hash === 'string') return parseHash(hash);
+    return hash instanceof CallRequestHash ? hash.value : undefined;
   }
 }
 

@@ -163,7 +163,7 @@ class DeferredRouteFilter extends experimental.BaseFilter {
     const pickInformation: Record<string | symbol, unknown> = {
       [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
       [XDS_ROUTE_CALL_ATTRIBUTE]: selection.route,
-      [HASH_PICK_INFO_KEY]: selection.hash.toString(),
+      [HASH_PICK_INFO_KEY]: selection.hash,
     };
     if (selection.session !== undefined) {
       pickInformation[XDS_OVERRIDE_HOST_CALL_ATTRIBUTE] = selection.session;
@@ -393,10 +393,13 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
         dynamicFilterFactories: [failingFilter(selection.status)],
       };
     }
+    // The request hash travels as the object that computes it on first read (the picker adapter reads it), so
+    // a call only a ring_hash picker would hash costs nothing when none picks it; grpc-js hands every pick of
+    // the call this very object (see the session below).
     const pickInformation: Record<string | symbol, unknown> = {
       [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
       [XDS_ROUTE_CALL_ATTRIBUTE]: selection.route,
-      [HASH_PICK_INFO_KEY]: selection.hash.toString(),
+      [HASH_PICK_INFO_KEY]: selection.hash,
     };
     const session = selection.session;
     const faults = selection.faults;

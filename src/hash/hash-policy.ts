@@ -47,12 +47,15 @@ interface Compiled {
  */
 export class RequestHasher {
   private readonly policies: readonly Compiled[];
+  /** Whether a policy reads a request header: only then does the hash depend on the call's metadata. */
+  private readonly readsHeaders: boolean;
   private readonly words = new Uint32Array(2);
   private readonly text = new Utf8Buffer();
 
   /** Throws a ConfigError (at `path`) when a header policy's regex rewrite is invalid. */
   constructor(policies: readonly HashPolicy[], path = '$') {
     this.policies = policies.map((p, i) => compile(p, childPath(path, i)));
+    this.readsHeaders = this.policies.some((p) => p.kind === 'header');
   }
 
   /**
@@ -61,6 +64,21 @@ export class RequestHasher {
    * policy produced anything, a random hash, so the call lands on a random endpoint.
    */
   hash(metadata: CallMetadata, channelId: bigint, random: () => number): bigint {
+    return this.fromPolicies(metadata, channelId) ?? randomRequestHash(random);
+  }
+
+  /**
+   * One call's hash, computed when first read (see {@link CallRequestHash}). Header policies are evaluated
+   * now, on the headers the call was routed with (grpc-js's filters add headers to the same metadata before
+   * the pick); what depends on nothing but the channel and the random source waits for a reader.
+   */
+  forCall(metadata: CallMetadata, channelId: bigint, random: () => number): CallRequestHash {
+    if (!this.readsHeaders) return new CallRequestHash(undefined, this, channelId, random);
+    return new CallRequestHash(this.fromPolicies(metadata, channelId), null, channelId, random);
+  }
+
+  /** The policies' combined hash, or undefined when none produced one. */
+  private fromPolicies(metadata: CallMetadata, channelId: bigint): bigint | undefined {
     let found = false;
     let high = 0;
     let low = 0;
@@ -80,8 +98,7 @@ export class RequestHasher {
       }
       if (p.terminal && found) break;
     }
-    if (!found) return randomRequestHash(random);
-    return joinU64(high >>> 0, low >>> 0);
+    return found ? joinU64(high >>> 0, low >>> 0) : undefined;
   }
 
   /** Writes the policy's hash to `this.words`; false when it produces none. */
@@ -128,6 +145,35 @@ function compile(p: HashPolicy, path: string): Compiled {
       };
     default:
       return { kind: 'none', terminal, headerName: '', rewrite: null };
+  }
+}
+
+/** Metadata for a hasher that reads no header. */
+const NO_HEADERS: CallMetadata = { get: () => [] };
+
+/**
+ * One call's request hash (A42), computed the first time something reads `value` — a ring_hash picker, or a
+ * grpc-js policy handed it — and the same on every later read, so each pick of the call (a re-pick after a
+ * new picker, a retry attempt) hashes the same (A42: "the call's hash will be the same when it is
+ * re-attempted"). A call no hash-based policy picks for never pays for the random hash.
+ */
+export class CallRequestHash {
+  constructor(
+    private computed: bigint | undefined,
+    /** The route's hasher when none of its policies reads a header (evaluated on first read), else null. */
+    private readonly hasher: RequestHasher | null,
+    private readonly channelId: bigint,
+    private readonly random: () => number,
+  ) {}
+
+  get value(): bigint {
+    if (this.computed === undefined) {
+      this.computed =
+        this.hasher === null
+          ? randomRequestHash(this.random)
+          : this.hasher.hash(NO_HEADERS, this.channelId, this.random);
+    }
+    return this.computed;
   }
 }
 

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { experimental, Metadata } from '@grpc/grpc-js';
 import { FailPicker, type PickArgs, QUEUE, unavailable } from '../../src/core/index.js';
 import { GrpcPickerAdapter } from '../../src/grpc-js/picker-adapter.js';
+import { RequestHasher } from '../../src/hash/index.js';
 
 test('the request hash comes from extraPickInfo.hash, a decimal string from a config selector (A42)', () => {
   const seen: (bigint | undefined)[] = [];
@@ -17,6 +18,30 @@ test('the request hash comes from extraPickInfo.hash, a decimal string from a co
   adapter.pick({ metadata, extraPickInfo: {} });
   adapter.pick({ metadata, extraPickInfo: { hash: 'not a number' } });
   assert.deepEqual(seen, [2n ** 64n - 1n, undefined, undefined]);
+});
+
+test("lbtree's xds resolver hands the request hash as a CallRequestHash: drawn when a picker reads it, the same on each pick of the call (A42)", () => {
+  let draws = 0;
+  const random = () => {
+    draws++;
+    return 0.25;
+  };
+  const callHash = new RequestHasher([]).forCall({ get: () => [] }, 7n, random);
+  const extraPickInfo = { hash: callHash } as unknown as Record<string, string>;
+  const metadata = new Metadata();
+  const seen: (bigint | undefined)[] = [];
+  new GrpcPickerAdapter({ pick: () => QUEUE }).pick({ metadata, extraPickInfo });
+  assert.equal(draws, 0, 'a picker that does not read args.hash costs the call no hash');
+  const reading = new GrpcPickerAdapter({
+    pick(args: PickArgs) {
+      seen.push(args.hash);
+      return QUEUE;
+    },
+  });
+  reading.pick({ metadata, extraPickInfo });
+  reading.pick({ metadata, extraPickInfo });
+  assert.equal(draws, 2);
+  assert.deepEqual(seen, [0x4000000040000000n, 0x4000000040000000n]);
 });
 
 test('fail results become TRANSIENT_FAILURE picks carrying the status; queue stays queue', () => {

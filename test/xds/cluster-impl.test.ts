@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import {
   type Attributes,
   type ChannelArgs,
+  type Clock,
   Code,
   type CompletePick,
   OK_STATUS,
@@ -127,6 +128,47 @@ describe('xds_cluster_impl_experimental (A37 "xds_cluster_impl_experimental LB P
     assert.deepEqual([pick(), pick(), pick()], ['complete', 'complete', 'drop']);
     sim.flush();
     assert.deepEqual([pick(), pick(), pick()], ['complete', 'complete', 'drop']);
+  });
+
+  test('A37: a lone pick whose call never starts still counts during the turn of the next pick, then frees its place', () => {
+    const cluster = xdsCluster('c7', { maxRequests: 1 });
+    const eds = endpointResource('c7', [[locality('a', 1, BACKENDS)]]);
+    const sim = connected('c7', withXdsConfig(xdsConfig({ c7: edsEntry(cluster, eds) })));
+    const pick = () => sim.picker.pick({ metadata: { get: () => [] } }).type;
+    assert.equal(pick(), 'complete');
+    sim.flush();
+    assert.equal(
+      pick(),
+      'drop',
+      'the next pick finds the reservation open, counts it, and sets the turn timer',
+    );
+    sim.flush();
+    assert.equal(pick(), 'complete');
+  });
+
+  test('A37: calls one at a time at max_requests 1, each started before the next pick: at the limit while one is in flight, under it once it ended, and no timer is set for any of them', () => {
+    let timers = 0;
+    const clock: Clock = {
+      now: () => 0,
+      setTimer: () => {
+        timers++;
+        return () => {};
+      },
+    };
+    const stats = acquireClusterCallStats('c8', 'c8');
+    for (let i = 0; i < 1_000; i++) {
+      assert.equal(stats.outstandingForPick(clock), 0, 'under the limit of 1: the call is picked');
+      stats.reserve();
+      assert.equal(stats.outstanding, 1, 'picked, not started: at the limit');
+      stats.callStarted();
+      assert.equal(stats.outstanding, 1, 'in flight: at the limit');
+      stats.callEnded();
+    }
+    assert.equal(timers, 0);
+    stats.reserve();
+    assert.equal(stats.outstandingForPick(clock), 1);
+    assert.equal(timers, 1, 'a pick that finds a reservation still open sets the turn timer');
+    releaseClusterCallStats(stats);
   });
 
   test('A37 "Use Global Circuit Breaking Atomic": instances for the same cluster share one in-flight count', () => {

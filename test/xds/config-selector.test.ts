@@ -203,10 +203,10 @@ describe('config selector: request hash (A42 "XdsConfigSelector Changes")', () =
     const r = s.select('/a/b', md);
     assert.ok(r.ok);
     const expected = new RequestHasher(policies).hash(metadata({ session: 'user-7' }), 42n, () => 0.5);
-    assert.equal(r.hash, expected, 'the rewritten header and the channel id, combined as A42 says');
+    assert.equal(r.hash.value, expected, 'the rewritten header and the channel id, combined as A42 says');
     const again = s.select('/a/b', metadata({ session: 'user-7-v9' }));
     assert.ok(again.ok);
-    assert.equal(again.hash, r.hash, 'the same key after rewriting hashes the same');
+    assert.equal(again.hash.value, r.hash.value, 'the same key after rewriting hashes the same');
   });
 
   test('A42: a terminal policy that produced a hash stops the walk; a route with no usable policy gets random hashes', () => {
@@ -228,12 +228,69 @@ describe('config selector: request hash (A42 "XdsConfigSelector Changes")', () =
     );
     const r = terminal.select('/a/b', metadata({ k: 'v' }));
     assert.ok(r.ok);
-    assert.equal(r.hash, only);
+    assert.equal(r.hash.value, only);
     const none = selector([route({}, toCluster('c'))], 5);
     const h1 = none.select('/a/b', metadata());
     const h2 = none.select('/a/b', metadata());
     assert.ok(h1.ok && h2.ok);
-    assert.notEqual(h1.hash, h2.hash);
+    assert.notEqual(h1.hash.value, h2.hash.value);
+  });
+
+  test('A42: a random hash is drawn only when something reads it, once per call: every later read (a re-pick, A42 "the call\'s hash will be the same when it is re-attempted") gives the same value', () => {
+    let draws = 0;
+    const source = seededRandom(3);
+    const counting = () => {
+      draws++;
+      return source();
+    };
+    const refs = new ClusterRefs(() => {});
+    const s = new XdsConfigSelector(
+      { name: 'vh', domains: ['*'], routes: [route({}, toCluster('c'))], filterOverrides: new Map() },
+      refs,
+      { channelId: 42n, random: counting },
+    );
+    const r = s.select('/a/b', metadata());
+    assert.ok(r.ok);
+    assert.equal(draws, 0, 'routing a call to a cluster no ring_hash picks for draws no random hash');
+    const first = r.hash.value;
+    assert.equal(draws, 2, 'the first read draws 64 random bits (two 32-bit draws)');
+    assert.equal(r.hash.value, first);
+    assert.equal(draws, 2, 'later reads give the same hash without drawing again');
+    const other = s.select('/a/b', metadata());
+    assert.ok(other.ok);
+    assert.notEqual(other.hash.value, first, 'each call has its own random hash');
+  });
+
+  test('A42: a channel-id policy hashes to the channel id when read, whatever the headers', () => {
+    const s = selector([
+      route({}, toCluster('c', { hashPolicies: [{ type: 'filter_state', key: 'io.grpc.channel_id' }] })),
+    ]);
+    const r = s.select('/a/b', metadata({ k: 'v' }));
+    assert.ok(r.ok);
+    assert.equal(r.hash.value, 42n);
+  });
+
+  test('A42: header policies hash the headers the call was routed with, not what is added to its metadata before the pick', () => {
+    const headers: Record<string, string> = { k: 'v' };
+    const s = selector([route({}, toCluster('c', { hashPolicies: [{ type: 'header', headerName: 'k' }] }))]);
+    const r = s.select('/a/b', metadata(headers));
+    assert.ok(r.ok);
+    headers.k = 'changed by a filter after routing';
+    const expected = new RequestHasher([{ type: 'header', headerName: 'k' }]).hash(
+      metadata({ k: 'v' }),
+      42n,
+      () => 0,
+    );
+    assert.equal(r.hash.value, expected);
+    const later: Record<string, string> = {};
+    const absent = s.select('/a/b', metadata(later));
+    assert.ok(absent.ok);
+    later.k = 'v';
+    assert.notEqual(
+      absent.hash.value,
+      expected,
+      'no header when routed: a random hash, even if it appears later',
+    );
   });
 });
 

@@ -160,7 +160,7 @@ export class ClusterImplPicker implements Picker {
       }
     }
     const stats = this.stats;
-    if (stats.outstanding >= this.maxRequests) {
+    if (stats.outstandingForPick(this.clock) >= this.maxRequests) {
       stats.uncategorizedDrops++;
       this.load?.store.recordUncategorizedDrop();
       return this.overLimit;
@@ -176,7 +176,7 @@ export class ClusterImplPicker implements Picker {
           : withLoadCounting(result, stats, load.counterOf(result.subchannel));
       this.hooked.set(result, hooked);
     }
-    stats.reserve(this.clock);
+    stats.reserve();
     return hooked;
   }
 }

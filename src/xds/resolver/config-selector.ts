@@ -7,7 +7,7 @@
 // (A31's two-step cluster removal).
 
 import { type CallMetadata, Code, type Status, status } from '../../core/index.js';
-import { RequestHasher } from '../../hash/index.js';
+import { type CallRequestHash, RequestHasher } from '../../hash/index.js';
 import type {
   XdsFilterOverrides,
   XdsHttpFilter,
@@ -41,8 +41,8 @@ export type RouteSelection =
       readonly cluster: string;
       /** The index of the route the call matched in the virtual host's routes, as a decimal string. */
       readonly route: string;
-      /** The request hash for ring_hash (A42); random when no hash policy produced one. */
-      readonly hash: bigint;
+      /** The request hash for ring_hash (A42), computed when first read; random when no hash policy produced one. */
+      readonly hash: CallRequestHash;
       /** The route's maximum call duration (A31); undefined: the application's deadline as is. */
       readonly timeoutMs: number | undefined;
       /** A44: the retry policy of the call (the route's, else its virtual host's); undefined: no retries. */
@@ -259,7 +259,7 @@ export class XdsConfigSelector {
         }
         session = new StatefulSessionCall(cookie, received, cluster);
       }
-      const hash = prepared.hasher!.hash(metadata, this.options.channelId, random);
+      const hash = prepared.hasher!.forCall(metadata, this.options.channelId, random);
       this.refs.ref(cluster);
       let done = false;
       const refs = this.refs;
