@@ -240,6 +240,8 @@ describe("A44 xDS retries: lbtree's xds: channels, then @grpc/grpc-js-xds, again
     const dropsBefore = stats.uncategorizedDrops;
     const retried = call().then(() => 'answered', describeFailure);
     await until('the first attempt to fail on bad-cb', () => attempts('bad-cb') === badBefore + 1, 5_000);
+    // The server counts the attempt before the client sees it end: until then it holds the cluster's slot.
+    await until('the first attempt to end on the client', () => stats.inFlight === 0, 5_000);
     // During the retry's backoff another call takes the only slot: round robin sends it to slow, which holds it.
     const held = call({ 'x-warmup': '1' });
     await until('slow to hold the call', () => slow.waiting === 1, 5_000);
