@@ -6,23 +6,17 @@
 // grpc-js-xds does not carry). They are staged into one temporary source root, compiled by buf into an
 // image WITHOUT source info (so no comment of the .proto files is copied), and only the files listed
 // below plus their transitive imports are generated. Well-known types come from @bufbuild/protobuf/wkt.
+// Then scripts/share-descriptors.mjs gathers the file descriptors protoc-gen-es embedded in each file into
+// src/protos/gen/descriptors.ts, one set per chunk (CHUNKS), each built into one registry on first use.
 //
 // The generator, protoc-gen-es, is not a devDependency: its releases since 2.14 ask for Node >= 22, so
 // `npm ci` on Node 20 (lbtree's floor) warned EBADENGINE for a tool only this script uses. It is installed
 // here, at the version that wrote the committed code (each generated file names it), into the staging folder.
 import { spawnSync } from 'node:child_process';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative } from 'node:path';
+import { shareDescriptors } from './share-descriptors.mjs';
 
 const ROOTS = [
   'node_modules/@grpc/grpc-js-xds/deps/envoy-api',
@@ -33,49 +27,67 @@ const ROOTS = [
 // protoc-gen-validate's deps folder also holds java/ and tests/ trees; only its validate/ is an import root.
 const VALIDATE = 'node_modules/@grpc/grpc-js-xds/deps/protoc-gen-validate/validate';
 
-export const WANTED = [
-  // ADS / discovery, CSDS, LRS
-  'envoy/service/discovery/v3/ads.proto',
-  'envoy/service/discovery/v3/discovery.proto',
-  'envoy/service/status/v3/csds.proto',
-  'envoy/service/load_stats/v3/lrs.proto',
-  // resources
-  'envoy/config/listener/v3/listener.proto',
-  'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
-  'envoy/extensions/filters/http/router/v3/router.proto',
-  'envoy/config/route/v3/route.proto',
-  'envoy/config/cluster/v3/cluster.proto',
-  'envoy/config/cluster/v3/outlier_detection.proto',
-  'envoy/config/cluster/v3/circuit_breaker.proto',
-  'envoy/extensions/clusters/aggregate/v3/cluster.proto',
-  'envoy/config/endpoint/v3/endpoint.proto',
-  // load_balancing_policy extensions (A52)
-  'envoy/extensions/load_balancing_policies/round_robin/v3/round_robin.proto',
-  'envoy/extensions/load_balancing_policies/pick_first/v3/pick_first.proto',
-  'envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash.proto',
-  'envoy/extensions/load_balancing_policies/least_request/v3/least_request.proto',
-  'envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality.proto',
-  'envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin.proto',
-  'envoy/extensions/load_balancing_policies/random_subsetting/v3/random_subsetting.proto', // staged: see below
-  // not supported by gRPC, but what control planes send beside the others: known so they can be skipped
-  'envoy/extensions/load_balancing_policies/maglev/v3/maglev.proto',
-  'envoy/extensions/load_balancing_policies/random/v3/random.proto',
-  // TypedStruct (both), rpc.Status
-  'xds/type/v3/typed_struct.proto',
-  'udpa/type/v1/typed_struct.proto',
-  'google/rpc/status.proto',
-  // ORCA
-  'xds/data/orca/v3/orca_load_report.proto',
-  'xds/service/orca/v3/orca.proto',
-  // stateful session affinity (A55)
-  'envoy/extensions/filters/http/stateful_session/v3/stateful_session.proto',
-  'envoy/extensions/http/stateful_session/cookie/v3/cookie.proto',
-  // xDS transport security (A29, A82): Cluster.transport_socket's UpstreamTlsContext
-  'envoy/extensions/transport_sockets/tls/v3/tls.proto',
-  'envoy/extensions/transport_sockets/tls/v3/common.proto',
-  // fault injection (A33)
-  'envoy/extensions/filters/http/fault/v3/fault.proto',
+// The files to generate, in chunks: each chunk's descriptors (its files and their imports not in an earlier chunk)
+// are embedded together and built into one registry the first time one of its files is imported
+// (src/protos/gen/descriptors.ts). lbtree/grpc-js loads ORCA at start-up, an `xds:` channel the `xds` chunk when
+// it starts, and nothing on a channel's way to its first call needs the rest.
+export const CHUNKS = [
+  {
+    name: 'orca',
+    protos: ['xds/data/orca/v3/orca_load_report.proto', 'xds/service/orca/v3/orca.proto'],
+  },
+  {
+    name: 'xds',
+    protos: [
+      // ADS / discovery, LRS
+      'envoy/service/discovery/v3/discovery.proto',
+      'envoy/service/load_stats/v3/lrs.proto',
+      // resources
+      'envoy/config/listener/v3/listener.proto',
+      'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
+      'envoy/extensions/filters/http/router/v3/router.proto',
+      'envoy/config/route/v3/route.proto',
+      'envoy/config/cluster/v3/cluster.proto',
+      'envoy/config/cluster/v3/outlier_detection.proto',
+      'envoy/config/cluster/v3/circuit_breaker.proto',
+      'envoy/extensions/clusters/aggregate/v3/cluster.proto',
+      'envoy/config/endpoint/v3/endpoint.proto',
+      // load_balancing_policy extensions (A52)
+      'envoy/extensions/load_balancing_policies/round_robin/v3/round_robin.proto',
+      'envoy/extensions/load_balancing_policies/pick_first/v3/pick_first.proto',
+      'envoy/extensions/load_balancing_policies/ring_hash/v3/ring_hash.proto',
+      'envoy/extensions/load_balancing_policies/least_request/v3/least_request.proto',
+      'envoy/extensions/load_balancing_policies/wrr_locality/v3/wrr_locality.proto',
+      'envoy/extensions/load_balancing_policies/client_side_weighted_round_robin/v3/client_side_weighted_round_robin.proto',
+      'envoy/extensions/load_balancing_policies/random_subsetting/v3/random_subsetting.proto', // staged: see below
+      // TypedStruct (both), rpc.Status
+      'xds/type/v3/typed_struct.proto',
+      'udpa/type/v1/typed_struct.proto',
+      'google/rpc/status.proto',
+      // stateful session affinity (A55)
+      'envoy/extensions/filters/http/stateful_session/v3/stateful_session.proto',
+      'envoy/extensions/http/stateful_session/cookie/v3/cookie.proto',
+      // xDS transport security (A29, A82): Cluster.transport_socket's UpstreamTlsContext
+      'envoy/extensions/transport_sockets/tls/v3/tls.proto',
+      'envoy/extensions/transport_sockets/tls/v3/common.proto',
+      // fault injection (A33)
+      'envoy/extensions/filters/http/fault/v3/fault.proto',
+    ],
+  },
+  {
+    name: 'rest',
+    protos: [
+      // the ADS service itself (lbtree's client names its method path), CSDS
+      'envoy/service/discovery/v3/ads.proto',
+      'envoy/service/status/v3/csds.proto',
+      // not supported by gRPC, but what control planes send beside the others: known so they can be skipped
+      'envoy/extensions/load_balancing_policies/maglev/v3/maglev.proto',
+      'envoy/extensions/load_balancing_policies/random/v3/random.proto',
+    ],
+  },
 ];
+
+export const WANTED = CHUNKS.flatMap((c) => c.protos);
 
 export const PROTOC_GEN_ES = '@bufbuild/protoc-gen-es@2.17.0';
 
@@ -145,43 +157,20 @@ function addRandomSubsetting(root) {
 
 const OUT = 'src/protos/gen';
 
-function generatedFiles(dir) {
-  return readdirSync(dir, { withFileTypes: true })
-    .flatMap((d) =>
-      d.isDirectory()
-        ? generatedFiles(join(dir, d.name))
-        : d.name.endsWith('_pb.ts')
-          ? [join(dir, d.name)]
-          : [],
-    )
-    .sort();
-}
-
 // src/protos/gen/files.ts lists every generated file descriptor and every well-known type they import, so
 // src/protos/type-registry.ts can build one registry (Any, proto3 JSON "@type") without a hand-kept list.
-function writeFileIndex() {
-  const imports = [];
-  const names = [];
-  const wkt = new Set();
-  for (const path of generatedFiles(OUT)) {
-    const text = readFileSync(path, 'utf8');
-    const own = /export const (file_\w+): GenFile/.exec(text)?.[1];
-    if (own === undefined) throw new Error(`gen-protos: no file descriptor in ${path}`);
-    imports.push(`import { ${own} } from './${relative(OUT, path).replace(/\.ts$/, '.js')}';`);
-    names.push(own);
-    for (const m of text.matchAll(/import \{ ([\w, ]+) \} from "@bufbuild\/protobuf\/wkt";/g)) {
-      for (const name of m[1].split(',')) if (name.trim().startsWith('file_')) wkt.add(name.trim());
-    }
-  }
-  const wktNames = [...wkt].sort();
+function writeFileIndex({ files, wkt }) {
+  const imports = files.map(
+    (f) => `import { ${f.constName} } from './${relative(OUT, f.path).replace(/\.ts$/, '.js')}';`,
+  );
   const lines = [
     '// @generated by scripts/gen-protos.mjs: every generated file and the well-known types they import.',
     "import type { GenFile } from '@bufbuild/protobuf/codegenv2';",
-    `import { ${wktNames.join(', ')} } from '@bufbuild/protobuf/wkt';`,
+    `import { ${wkt.join(', ')} } from '@bufbuild/protobuf/wkt';`,
     ...imports,
     '',
     'export const generatedFiles: readonly GenFile[] = [',
-    ...[...wktNames, ...names].map((n) => `  ${n},`),
+    ...[...wkt, ...files.map((f) => f.constName)].map((n) => `  ${n},`),
     '];',
     '',
   ];
@@ -225,7 +214,7 @@ try {
   // scripts/buf.gen.yaml names the plugin `protoc-gen-es`, found on PATH: the copy just installed.
   const path = `${join(plugin, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}`;
   run(buf, ['generate', image, '--template', 'scripts/buf.gen.yaml'], { ...process.env, PATH: path });
-  writeFileIndex();
+  writeFileIndex(shareDescriptors(OUT, CHUNKS));
   console.log(`gen-protos: generated ${WANTED.length} files and their imports into src/protos/gen`);
 } finally {
   rmSync(stage, { recursive: true, force: true });
