@@ -446,7 +446,11 @@ export abstract class EndpointList implements StateCounts {
   private destroyChild(child: EndpointChild): void {
     this.count(child.state, -1);
     child.destroyChild();
+    this.childDestroyed(child);
   }
+
+  /** A child left the list (destroyed): least_request gives its call counter's slot back. */
+  protected childDestroyed(_child: EndpointChild): void {}
 
   /** @internal EndpointChild's: its report. */
   onChildReport(child: EndpointChild, state: ConnectivityState, status: Status, picker: Picker): void {
