@@ -16,7 +16,7 @@ import {
 } from '../core/index.js';
 import type { EndpointChild } from './shared/endpoint-list.js';
 import { EagerPetiole } from './shared/petiole.js';
-import { type ArraySnapshot, type SnapshotArray, snapshotOf } from './shared/snapshot-array.js';
+import { ArraySnapshot, SnapshotArray } from './shared/snapshot-array.js';
 
 export const LEAST_REQUEST = 'least_request_experimental';
 
@@ -189,26 +189,38 @@ function resultSlot(picker: Picker, counter: CallCounter): LeastRequestSlot {
   return constant?.type === 'complete' ? counter.counted(constant) : new CountedDelegate(picker, counter);
 }
 
+/** What every picker of one least_request policy shares, until its config changes. */
+export interface LeastRequestPicking {
+  /** The policy's outstanding call counts, read by every sample. */
+  readonly store: ActiveCounts;
+  readonly choiceCount: number;
+  readonly random: () => number;
+}
+
 /**
  * A48 "Picker Behavior": samples `choiceCount` READY children uniformly at random (with replacement, as Envoy
  * does: A48 "Allow picking same candidate multiple times") and picks the one with the fewest outstanding
  * calls; on a tie the first sampled wins. A pick reads a few array slots and one count per sample from the
- * policy's typed array, and allocates nothing: each child's result, hooks included, is prebuilt. The entries
- * are a snapshot of the policy's READY set, two slots per child (see {@link LeastRequestSlot}).
+ * policy's typed array, and allocates nothing: each child's result, hooks included, is prebuilt. The picker
+ * is itself a snapshot of the policy's READY entries, two slots per child (see {@link LeastRequestSlot}): a
+ * READY report makes one object, not a picker and a snapshot.
  */
-export class LeastRequestPicker implements Picker {
+export class LeastRequestPicker extends ArraySnapshot<LeastRequestSlot> implements Picker {
   private readonly n: number;
+  private readonly store: ActiveCounts;
+  private readonly choiceCount: number;
+  private readonly random: () => number;
 
-  constructor(
-    private readonly slots: ArraySnapshot<LeastRequestSlot>,
-    private readonly store: ActiveCounts,
-    private readonly choiceCount: number,
-    private readonly random: () => number,
-  ) {
-    if (slots.length === 0 || slots.length % 2 !== 0) {
+  /** @internal Made through `SnapshotArray.snapshotWith` (or {@link of}). */
+  constructor(items: readonly LeastRequestSlot[], length: number, picking: LeastRequestPicking) {
+    super(items, length);
+    if (length === 0 || length % 2 !== 0) {
       throw new RangeError('LeastRequestPicker needs two slots per child, and at least one child');
     }
-    this.n = slots.length / 2;
+    this.n = length / 2;
+    this.store = picking.store;
+    this.choiceCount = picking.choiceCount;
+    this.random = picking.random;
   }
 
   /** A picker over fixed lists: one counter per picker, every counter of one {@link ActiveCounts}. */
@@ -225,13 +237,15 @@ export class LeastRequestPicker implements Picker {
     if (counters.some((c) => c.store !== store)) {
       throw new RangeError("LeastRequestPicker's counters must share one ActiveCounts");
     }
-    const slots = snapshotOf(pickers.flatMap((p, i) => leastRequestSlots(p, counters[i]!)));
-    return new LeastRequestPicker(slots, store, choiceCount, random);
+    const entries = new SnapshotArray<LeastRequestSlot>();
+    for (let i = 0; i < pickers.length; i++) {
+      for (const slot of leastRequestSlots(pickers[i]!, counters[i]!)) entries.push(slot);
+    }
+    return entries.snapshotWith(leastRequestPicker, { store, choiceCount, random });
   }
 
   pick(args: PickArgs): PickResult {
     const n = this.n;
-    const slots = this.slots;
     let best = 0;
     if (n > 1) {
       const random = this.random;
@@ -239,24 +253,30 @@ export class LeastRequestPicker implements Picker {
       // random() * n can round up to n itself: such a draw counts as the last child.
       let x = random() * n;
       best = x < n ? x | 0 : n - 1;
-      let fewest = counts[slots.at(2 * best) as number]!;
+      let fewest = counts[this.at(2 * best) as number]!;
       for (let i = 1; i < this.choiceCount; i++) {
         x = random() * n;
         const sampled = x < n ? x | 0 : n - 1;
-        const active = counts[slots.at(2 * sampled) as number]!;
+        const active = counts[this.at(2 * sampled) as number]!;
         if (active < fewest) {
           best = sampled;
           fewest = active;
         }
       }
     }
-    const result = slots.at(2 * best + 1) as CompletePick | CountedDelegate;
+    const result = this.at(2 * best + 1) as CompletePick | CountedDelegate;
     if (result.type !== 'delegate') return result;
     // A child without a constant result (not a pick_first): ask its picker and count what it completes.
     const picked = result.picker.pick(args);
     return picked.type === 'complete' ? withHooks(picked, result.counter) : picked;
   }
 }
+
+const leastRequestPicker = (
+  items: readonly LeastRequestSlot[],
+  length: number,
+  picking: LeastRequestPicking,
+): LeastRequestPicker => new LeastRequestPicker(items, length, picking);
 
 /**
  * least_request_experimental (gRFC A48) as an A61 petiole over pick_first (A61 "Least Request": like WRR, with
@@ -268,18 +288,23 @@ export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestS
   protected override get entryWidth(): number {
     return 2;
   }
-  private choiceCount = DEFAULT_CHOICE_COUNT;
-  private readonly random: () => number;
   /** Every endpoint's outstanding calls, by the slot its {@link CallCounter} holds. */
   private readonly activeCounts = new ActiveCounts();
+  /** What every picker shares: made again only when the config changes. */
+  private picking: LeastRequestPicking;
 
   constructor(helper: Helper) {
     super(helper);
-    this.random = randomOf(helper);
+    this.picking = { store: this.activeCounts, choiceCount: DEFAULT_CHOICE_COUNT, random: randomOf(helper) };
+  }
+
+  private get choiceCount(): number {
+    return this.picking.choiceCount;
   }
 
   protected override applyConfig(config: LeastRequestConfig): void {
-    this.choiceCount = config.choiceCount;
+    if (config.choiceCount === this.picking.choiceCount) return;
+    this.picking = { ...this.picking, choiceCount: config.choiceCount };
   }
 
   protected get policyName(): string {
@@ -314,7 +339,7 @@ export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestS
   }
 
   protected readyPickerOf(entries: SnapshotArray<LeastRequestSlot>): Picker {
-    return new LeastRequestPicker(entries.snapshot(), this.activeCounts, this.choiceCount, this.random);
+    return entries.snapshotWith(leastRequestPicker, this.picking);
   }
 }
 
