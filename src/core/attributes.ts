@@ -80,6 +80,22 @@ export class Attributes {
     return this.keyList.length;
   }
 
+  /**
+   * Whether `other` holds the same keys in the same order, with equal values: the same value (`Object.is`),
+   * or arrays of the same values (a hierarchical path). A resolver re-delivering a list builds new attribute
+   * objects with equal contents; other values (objects) must be the same object to count as equal.
+   */
+  equals(other: Attributes): boolean {
+    if (other === this) return true;
+    const keys = this.keyList;
+    const otherKeys = other.keyList;
+    if (keys.length !== otherKeys.length) return false;
+    for (let i = 0; i < keys.length; i++) {
+      if (keys[i] !== otherKeys[i] || !sameValue(this.valueList[i], other.valueList[i])) return false;
+    }
+    return true;
+  }
+
   keys(): IterableIterator<AttributeKey<unknown>> {
     return this.keyList.values();
   }
@@ -88,4 +104,12 @@ export class Attributes {
     const parts = this.keyList.map((k, i) => `${k.name}=${JSON.stringify(this.valueList[i])}`);
     return `{${parts.join(', ')}}`;
   }
+}
+
+/** {@link Attributes.equals}'s value equality: `Object.is`, or arrays of `Object.is`-equal values. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
 }

@@ -36,6 +36,31 @@ export function sameAddressOrder(a: Endpoint, b: Endpoint): boolean {
   return true;
 }
 
+/**
+ * Whether two endpoint lists are equal: the same endpoints in the same order, each with the same addresses in
+ * the same order and equal attributes ({@link Attributes.equals}). O(n) comparisons, nothing allocated; a
+ * run of endpoints sharing one Attributes object on both sides (a resolver builds one per locality) is
+ * compared once.
+ */
+export function sameEndpointList(a: readonly Endpoint[], b: readonly Endpoint[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  let lastA: Attributes | null = null;
+  let lastB: Attributes | null = null;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x !== y && !sameAddressOrder(x, y)) return false;
+    const ax = x.attributes;
+    const ay = y.attributes;
+    if (ax === lastA && ay === lastB) continue;
+    if (!ax.equals(ay)) return false;
+    lastA = ax;
+    lastB = ay;
+  }
+  return true;
+}
+
 /** Whether two endpoint lists hold the same addresses in the same order (attributes are not compared). */
 export function sameEndpointAddresses(a: readonly Endpoint[], b: readonly Endpoint[]): boolean {
   if (a === b) return true;

@@ -14,10 +14,9 @@ import {
   randomOf,
   type Status,
 } from '../core/index.js';
-import { DelegatingEntry } from './round-robin.js';
 import type { EndpointChild } from './shared/endpoint-list.js';
 import { EagerPetiole } from './shared/petiole.js';
-import { type ArraySnapshot, type SnapshotArray, snapshotOf } from './shared/snapshot-array.js';
+import { ArraySnapshot, SnapshotArray } from './shared/snapshot-array.js';
 
 export const LEAST_REQUEST = 'least_request_experimental';
 
@@ -47,12 +46,52 @@ export function parseLeastRequestConfig(json: unknown, path: string): LeastReque
 }
 
 /**
- * One endpoint's outstanding calls (A48 "Outstanding request counters"), with the two hooks that count them.
- * Made once per endpoint and kept while the endpoint stays in the list, so counts survive picker rebuilds
- * and endpoint list updates; the hooks are bound once, so a pick allocates nothing.
+ * The outstanding call counts of one least_request policy's endpoints (A48 "Outstanding request counters"),
+ * one slot each in a typed array: a pick reads each sampled endpoint's count from this compact array, not
+ * from an object of the endpoint's somewhere on the heap (at 10,000 endpoints that was a cache miss per
+ * sample). An endpoint keeps its slot for as long as it stays in the list; a released slot goes to an
+ * endpoint added later, from zero.
+ */
+export class ActiveCounts {
+  /** The counts by slot. Replaced by a larger array as slots are taken: read it through this field. */
+  counts: Uint32Array;
+  private readonly free: number[] = [];
+  private used = 0;
+
+  constructor(capacity = 4) {
+    this.counts = new Uint32Array(Math.max(1, capacity));
+  }
+
+  /** A slot of its own for a new endpoint, counting from zero. */
+  take(): number {
+    const slot = this.free.length > 0 ? this.free.pop()! : this.used++;
+    if (slot >= this.counts.length) {
+      const grown = new Uint32Array(this.counts.length * 2);
+      grown.set(this.counts);
+      this.counts = grown;
+    }
+    this.counts[slot] = 0;
+    return slot;
+  }
+
+  /** Gives a slot back (its endpoint left the list). */
+  release(slot: number): void {
+    this.counts[slot] = 0;
+    this.free.push(slot);
+  }
+}
+
+/**
+ * One endpoint's outstanding calls (A48 "Outstanding request counters"): its slot in the policy's
+ * {@link ActiveCounts}, with the two hooks that count there. Made once per endpoint and kept while the
+ * endpoint stays in the list, so counts survive picker rebuilds and endpoint list updates, and a call
+ * started before an update ends on the same slot after it; the hooks are bound once, so a pick allocates
+ * nothing. Once released (the endpoint left the list) its calls still ending count for nothing: the slot may
+ * be another endpoint's by then.
  */
 export class CallCounter {
-  active = 0;
+  /** The slot in `store`, or -1 once released. */
+  slot: number;
   /** The child result `result` was built from, and the result with our hooks added. */
   private base: CompletePick | null = null;
   private result: CompletePick | null = null;
@@ -61,12 +100,30 @@ export class CallCounter {
   readonly onCallStarted: () => void = this.callStarted.bind(this);
   readonly onCallEnded: () => void = this.callEnded.bind(this);
 
+  /** `store`: the policy's counts (a counter made on its own gets a store of its own). */
+  constructor(readonly store: ActiveCounts = new ActiveCounts(1)) {
+    this.slot = store.take();
+  }
+
+  /** The calls in flight on this endpoint. */
+  get active(): number {
+    return this.slot < 0 ? 0 : this.store.counts[this.slot]!;
+  }
+
+  /** The endpoint left the list: its slot goes back to the store. */
+  release(): void {
+    if (this.slot < 0) return;
+    this.store.release(this.slot);
+    this.slot = -1;
+  }
+
   private callStarted(): void {
-    this.active++;
+    if (this.slot >= 0) this.store.counts[this.slot]!++;
   }
 
   private callEnded(): void {
-    if (this.active > 0) this.active--;
+    const slot = this.slot;
+    if (slot >= 0 && this.store.counts[slot]! > 0) this.store.counts[slot]!--;
   }
 
   /** The child's result with this counter's hooks: rebuilt only when the child's result changes. */
@@ -105,45 +162,68 @@ function withHooks(base: CompletePick, counter: CallCounter): CompletePick {
   });
 }
 
+/** A READY child whose picker has no constant result: asked per pick, and what it completes is counted. */
+export class CountedDelegate {
+  readonly type = 'delegate';
+  constructor(
+    readonly picker: Picker,
+    readonly counter: CallCounter,
+  ) {}
+}
+
 /**
- * One slot of the least_request picker's entries: each READY child takes two, its counter (read by every
- * sample) and its counted constant result, or its picker when it has none (asked per pick).
+ * One slot of the least_request picker's entries: each READY child takes two, its count slot in the policy's
+ * {@link ActiveCounts} (read by every sample) and its counted constant result, or its picker when it has none
+ * (asked per pick).
  */
-export type LeastRequestSlot = CallCounter | CompletePick | DelegatingEntry;
+export type LeastRequestSlot = number | CompletePick | CountedDelegate;
 
 /** A READY child's two slots. */
 export function leastRequestSlots(picker: Picker, counter: CallCounter): readonly LeastRequestSlot[] {
-  return [counter, resultSlot(picker, counter)];
+  return [counter.slot, resultSlot(picker, counter)];
 }
 
 /** A READY child's second slot: its counted constant result, or its picker. */
 function resultSlot(picker: Picker, counter: CallCounter): LeastRequestSlot {
   const constant = picker.constantResult;
-  return constant?.type === 'complete' ? counter.counted(constant) : new DelegatingEntry(picker);
+  return constant?.type === 'complete' ? counter.counted(constant) : new CountedDelegate(picker, counter);
+}
+
+/** What every picker of one least_request policy shares, until its config changes. */
+export interface LeastRequestPicking {
+  /** The policy's outstanding call counts, read by every sample. */
+  readonly store: ActiveCounts;
+  readonly choiceCount: number;
+  readonly random: () => number;
 }
 
 /**
  * A48 "Picker Behavior": samples `choiceCount` READY children uniformly at random (with replacement, as Envoy
  * does: A48 "Allow picking same candidate multiple times") and picks the one with the fewest outstanding
- * calls; on a tie the first sampled wins. A pick reads a few array slots and allocates nothing: each child's
- * result, hooks included, is prebuilt. The entries are a snapshot of the policy's READY set, two slots per
- * child (see {@link LeastRequestSlot}).
+ * calls; on a tie the first sampled wins. A pick reads a few array slots and one count per sample from the
+ * policy's typed array, and allocates nothing: each child's result, hooks included, is prebuilt. The picker
+ * is itself a snapshot of the policy's READY entries, two slots per child (see {@link LeastRequestSlot}): a
+ * READY report makes one object, not a picker and a snapshot.
  */
-export class LeastRequestPicker implements Picker {
+export class LeastRequestPicker extends ArraySnapshot<LeastRequestSlot> implements Picker {
   private readonly n: number;
+  private readonly store: ActiveCounts;
+  private readonly choiceCount: number;
+  private readonly random: () => number;
 
-  constructor(
-    private readonly slots: ArraySnapshot<LeastRequestSlot>,
-    private readonly choiceCount: number,
-    private readonly random: () => number,
-  ) {
-    if (slots.length === 0 || slots.length % 2 !== 0) {
+  /** @internal Made through `SnapshotArray.snapshotWith` (or {@link of}). */
+  constructor(items: readonly LeastRequestSlot[], length: number, picking: LeastRequestPicking) {
+    super(items, length);
+    if (length === 0 || length % 2 !== 0) {
       throw new RangeError('LeastRequestPicker needs two slots per child, and at least one child');
     }
-    this.n = slots.length / 2;
+    this.n = length / 2;
+    this.store = picking.store;
+    this.choiceCount = picking.choiceCount;
+    this.random = picking.random;
   }
 
-  /** A picker over fixed lists: one counter per picker. */
+  /** A picker over fixed lists: one counter per picker, every counter of one {@link ActiveCounts}. */
   static of(
     pickers: readonly Picker[],
     counters: readonly CallCounter[],
@@ -153,37 +233,50 @@ export class LeastRequestPicker implements Picker {
     if (pickers.length === 0 || counters.length !== pickers.length) {
       throw new RangeError('LeastRequestPicker needs one counter per picker, and at least one picker');
     }
-    const slots = snapshotOf(pickers.flatMap((p, i) => leastRequestSlots(p, counters[i]!)));
-    return new LeastRequestPicker(slots, choiceCount, random);
+    const store = counters[0]!.store;
+    if (counters.some((c) => c.store !== store)) {
+      throw new RangeError("LeastRequestPicker's counters must share one ActiveCounts");
+    }
+    const entries = new SnapshotArray<LeastRequestSlot>();
+    for (let i = 0; i < pickers.length; i++) {
+      for (const slot of leastRequestSlots(pickers[i]!, counters[i]!)) entries.push(slot);
+    }
+    return entries.snapshotWith(leastRequestPicker, { store, choiceCount, random });
   }
 
   pick(args: PickArgs): PickResult {
     const n = this.n;
-    const slots = this.slots;
     let best = 0;
     if (n > 1) {
       const random = this.random;
+      const counts = this.store.counts;
       // random() * n can round up to n itself: such a draw counts as the last child.
       let x = random() * n;
       best = x < n ? x | 0 : n - 1;
-      let fewest = (slots.at(2 * best) as CallCounter).active;
+      let fewest = counts[this.at(2 * best) as number]!;
       for (let i = 1; i < this.choiceCount; i++) {
         x = random() * n;
         const sampled = x < n ? x | 0 : n - 1;
-        const active = (slots.at(2 * sampled) as CallCounter).active;
+        const active = counts[this.at(2 * sampled) as number]!;
         if (active < fewest) {
           best = sampled;
           fewest = active;
         }
       }
     }
-    const result = slots.at(2 * best + 1) as CompletePick | DelegatingEntry;
+    const result = this.at(2 * best + 1) as CompletePick | CountedDelegate;
     if (result.type !== 'delegate') return result;
     // A child without a constant result (not a pick_first): ask its picker and count what it completes.
     const picked = result.picker.pick(args);
-    return picked.type === 'complete' ? withHooks(picked, slots.at(2 * best) as CallCounter) : picked;
+    return picked.type === 'complete' ? withHooks(picked, result.counter) : picked;
   }
 }
+
+const leastRequestPicker = (
+  items: readonly LeastRequestSlot[],
+  length: number,
+  picking: LeastRequestPicking,
+): LeastRequestPicker => new LeastRequestPicker(items, length, picking);
 
 /**
  * least_request_experimental (gRFC A48) as an A61 petiole over pick_first (A61 "Least Request": like WRR, with
@@ -195,16 +288,23 @@ export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestS
   protected override get entryWidth(): number {
     return 2;
   }
-  private choiceCount = DEFAULT_CHOICE_COUNT;
-  private readonly random: () => number;
+  /** Every endpoint's outstanding calls, by the slot its {@link CallCounter} holds. */
+  private readonly activeCounts = new ActiveCounts();
+  /** What every picker shares: made again only when the config changes. */
+  private picking: LeastRequestPicking;
 
   constructor(helper: Helper) {
     super(helper);
-    this.random = randomOf(helper);
+    this.picking = { store: this.activeCounts, choiceCount: DEFAULT_CHOICE_COUNT, random: randomOf(helper) };
+  }
+
+  private get choiceCount(): number {
+    return this.picking.choiceCount;
   }
 
   protected override applyConfig(config: LeastRequestConfig): void {
-    this.choiceCount = config.choiceCount;
+    if (config.choiceCount === this.picking.choiceCount) return;
+    this.picking = { ...this.picking, choiceCount: config.choiceCount };
   }
 
   protected get policyName(): string {
@@ -224,18 +324,22 @@ export class LeastRequest extends EagerPetiole<LeastRequestConfig, LeastRequestS
   }
 
   protected entryFor(child: EndpointChild, into: LeastRequestSlot[]): void {
-    // Kept on the child: destroyed children drop their counter with them; a re-added endpoint starts at zero.
+    // Kept on the child until it is destroyed (its slot then goes back): a re-added endpoint starts at zero.
     let counter = child.ownerData as CallCounter | undefined;
     if (counter === undefined) {
-      counter = new CallCounter();
+      counter = new CallCounter(this.activeCounts);
       child.ownerData = counter;
     }
-    into[0] = counter;
+    into[0] = counter.slot;
     into[1] = resultSlot(child.picker, counter);
   }
 
+  protected override childDestroyed(child: EndpointChild): void {
+    (child.ownerData as CallCounter | undefined)?.release();
+  }
+
   protected readyPickerOf(entries: SnapshotArray<LeastRequestSlot>): Picker {
-    return new LeastRequestPicker(entries.snapshot(), this.choiceCount, this.random);
+    return entries.snapshotWith(leastRequestPicker, this.picking);
   }
 }
 

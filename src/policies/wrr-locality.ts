@@ -27,6 +27,7 @@ import {
   workMeter,
 } from '../core/index.js';
 import { ChildPolicy } from './shared/child-policy.js';
+import { LastUpdate } from './shared/last-update.js';
 import { SingleChildPolicy } from './shared/single-child-policy.js';
 import {
   WEIGHTED_TARGET,
@@ -263,6 +264,8 @@ export class WrrLocality extends SingleChildPolicy implements LoadBalancer<WrrLo
   private childStatus: Status | null = null;
   private childPicker: Picker | null = null;
   private childReports = 0;
+  /** The last accepted update, so a re-delivery of it changes nothing. */
+  private readonly lastUpdate = new LastUpdate<WrrLocalityConfig>();
 
   constructor(
     private readonly helper: Helper,
@@ -281,6 +284,7 @@ export class WrrLocality extends SingleChildPolicy implements LoadBalancer<WrrLo
     if (this.destroyed) return false;
     const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
     if (!update.endpoints.ok) {
+      this.lastUpdate.forget();
       if (this.weights === null) {
         // Nothing to serve from: say why.
         this.fail(unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`));
@@ -290,7 +294,14 @@ export class WrrLocality extends SingleChildPolicy implements LoadBalancer<WrrLo
       // config) still goes down, as weighted_target passes errors on to its targets.
       return this.delegate(this.weights, update, update.endpoints);
     }
-    const groups = groupByLocality(update.endpoints.value, this.helper.trace);
+    const endpoints = update.endpoints.value;
+    // The same list, config and settings again: weighted_target has every locality's share already. Nothing
+    // to group, deal or pass on (a locality per endpoint made this 10,000 updates below us).
+    if (this.lastUpdate.repeats(endpoints, update.config, update.attributes, update.resolutionNote)) {
+      workMeter.visits += endpoints.length;
+      return true;
+    }
+    const groups = groupByLocality(endpoints, this.helper.trace);
     if (groups.weights.size === 0) {
       const why =
         update.endpoints.value.length === 0
@@ -302,10 +313,12 @@ export class WrrLocality extends SingleChildPolicy implements LoadBalancer<WrrLo
       this.weights = groups.weights;
       this.delegate(groups.weights, update, update.endpoints);
       this.fail(this.noLocalities);
+      this.lastUpdate.forget();
       return false;
     }
     this.weights = groups.weights;
-    return this.delegate(groups.weights, update, update.endpoints);
+    const accepted = this.delegate(groups.weights, update, update.endpoints);
+    return this.lastUpdate.keep(accepted, endpoints, update.config, update.attributes, update.resolutionNote);
   }
 
   private delegate(

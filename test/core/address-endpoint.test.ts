@@ -8,7 +8,11 @@ import {
   ENDPOINT_WEIGHT,
   endpoint,
   endpointKey,
+  HIERARCHICAL_PATH,
+  LOCALITY,
+  LOCALITY_WEIGHT,
   parseAddress,
+  sameEndpointList,
   tcpAddress,
   unixAddress,
 } from '../../src/core/index.js';
@@ -142,5 +146,71 @@ describe('Attributes (A61: per-endpoint attributes)', () => {
     const attrs = Attributes.of(k1, 'x');
     assert.equal(attrs.get(k2), undefined);
     assert.equal(attrs.has(k1), true);
+  });
+});
+
+describe('Equal endpoint lists (a resolver re-delivering its list, A61 "Endpoint list updates")', () => {
+  const locality = (name: string, weight: number) =>
+    Attributes.of(LOCALITY, name).with(LOCALITY_WEIGHT, weight).with(HIERARCHICAL_PATH, ['p0', name]);
+
+  test('Attributes.equals: the same keys in the same order with equal values; paths compare element by element', () => {
+    // Fresh objects and fresh strings, as a resolver builds them on each resolution.
+    assert.ok(locality(`l${1}`, 2).equals(locality('l1', 2)));
+    assert.ok(Attributes.EMPTY.equals(Attributes.EMPTY));
+    assert.equal(locality('l1', 2).equals(locality('l1', 3)), false, 'another weight');
+    assert.equal(locality('l1', 2).equals(locality('l2', 2)), false, 'another locality (and path)');
+    const path = (p: string[]) => Attributes.of(HIERARCHICAL_PATH, p);
+    assert.ok(path(['p0', 'x']).equals(path(['p0', 'x'])));
+    assert.equal(path(['p0', 'x']).equals(path(['p0', 'y'])), false);
+    assert.equal(path(['p0', 'x']).equals(path(['p0'])), false, 'a shorter path');
+    assert.equal(
+      locality('l1', 2).equals(locality('l1', 2).without(HIERARCHICAL_PATH)),
+      false,
+      'one key fewer',
+    );
+    const a = Attributes.of(LOCALITY, 'l1').with(LOCALITY_WEIGHT, 1);
+    const b = Attributes.of(LOCALITY_WEIGHT, 1).with(LOCALITY, 'l1');
+    assert.equal(
+      a.equals(b),
+      false,
+      'the same pairs in another order count as different (not worth sorting)',
+    );
+    const key = new AttributeKey<object>('object');
+    const value = { x: 1 };
+    assert.ok(Attributes.of(key, value).equals(Attributes.of(key, value)), 'the same object');
+    assert.equal(
+      Attributes.of(key, value).equals(Attributes.of(key, { x: 1 })),
+      false,
+      'only the same object',
+    );
+    assert.ok(Attributes.of(ENDPOINT_WEIGHT, Number.NaN).equals(Attributes.of(ENDPOINT_WEIGHT, Number.NaN)));
+  });
+
+  test('sameEndpointList: the same endpoints in the same order, addresses in order, attributes equal', () => {
+    const list = (attributes: Attributes[] = [locality('l1', 2), locality('l2', 1)]) => [
+      endpoint([parseAddress('10.0.0.1:80'), parseAddress('[::1]:80')], attributes[0]),
+      endpoint([parseAddress('10.0.0.2:80')], attributes[1]),
+    ];
+    assert.ok(sameEndpointList(list(), list()));
+    assert.ok(sameEndpointList([], []));
+    assert.equal(sameEndpointList(list(), list().slice(0, 1)), false, 'one endpoint fewer');
+    assert.equal(sameEndpointList(list(), list().reverse()), false, 'another order');
+    const swapped = list();
+    swapped[0] = endpoint([parseAddress('[::1]:80'), parseAddress('10.0.0.1:80')], swapped[0]!.attributes);
+    assert.equal(sameEndpointList(list(), swapped), false, "another order of one endpoint's addresses");
+    assert.equal(
+      sameEndpointList(list(), list([locality('l1', 2), locality('l2', 5)])),
+      false,
+      'another locality weight on the second endpoint',
+    );
+    // Endpoints sharing one Attributes object on both sides are compared once; a change after them still shows.
+    const shared = locality('l1', 1);
+    const run = (last: Attributes) => [
+      endpoint([parseAddress('10.0.0.1:80')], shared),
+      endpoint([parseAddress('10.0.0.2:80')], shared),
+      endpoint([parseAddress('10.0.0.3:80')], last),
+    ];
+    assert.ok(sameEndpointList(run(shared), run(locality('l1', 1))));
+    assert.equal(sameEndpointList(run(shared), run(locality('l1', 9))), false);
   });
 });

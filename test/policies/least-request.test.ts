@@ -10,6 +10,7 @@ import {
   unavailable,
 } from '../../src/core/index.js';
 import {
+  ActiveCounts,
   CallCounter,
   LeastRequestPicker,
   leastRequestFactory,
@@ -70,6 +71,15 @@ function hold(result: CompletePick, n = 1): () => void {
   return () => {
     for (let i = 0; i < n; i++) result.onCallEnded!(OK_STATUS);
   };
+}
+
+/** Each endpoint's outstanding calls as the live view shows them (A48 counters), by address. */
+function activeCalls(sim: Simulation): Record<string, number> {
+  const node = sim.describe();
+  assert.ok(node, 'a policy is running');
+  return Object.fromEntries(
+    (node.children ?? []).map((c) => [c.name, Number(c.facts?.activeCalls ?? Number.NaN)]),
+  );
 }
 
 /**
@@ -371,6 +381,42 @@ describe('least_request outstanding request counters (A48 "Outstanding request c
     assert.ok(chiSquare([after[A]!, after[B]!], [0.5, 0.5]) < CHI2_999[1]!, JSON.stringify(after));
   });
 
+  test('each endpoint keeps its count through a reordering update; calls end on it after the update', () => {
+    const D = '10.0.0.4:80';
+    const sim = readySim([A, B], lr(10), { seed: 8 });
+    const results = resultsByAddress(sim, [A, B]);
+    const endA = hold(results.get(A)!, 3);
+    const endB = hold(results.get(B)!, 1);
+    sim.script(C, { connectAfterMs: 1 });
+    sim.script(D, { connectAfterMs: 1 });
+    // Another order and two new endpoints: the READY set starts over, in list order.
+    sim.update([C, B, A, D], lr(10));
+    sim.advance(1);
+    assert.deepEqual(activeCalls(sim), { [C]: 0, [B]: 1, [A]: 3, [D]: 0 });
+    // 10 samples over 4: the loaded two only when every sample misses both idle ones (under 0.1%).
+    const counts = tally(picks(sim, 2000));
+    assert.ok((counts[A] ?? 0) + (counts[B] ?? 0) < 10, JSON.stringify(counts));
+    endA();
+    endB();
+    assert.deepEqual(activeCalls(sim), { [C]: 0, [B]: 0, [A]: 0, [D]: 0 });
+  });
+
+  test("a removed endpoint's calls ending later leave the endpoint added after it alone", () => {
+    const E = '10.0.0.5:80';
+    const sim = readySim([A, B], lr(10), { seed: 7 });
+    const endA = hold(resultsByAddress(sim, [A, B]).get(A)!, 5);
+    sim.update([B], lr(10)); // A leaves with 5 calls in flight
+    sim.script(E, { connectAfterMs: 1 });
+    sim.update([B, E], lr(10)); // E arrives, from zero
+    sim.advance(1);
+    assert.deepEqual(activeCalls(sim), { [B]: 0, [E]: 0 });
+    const endE = hold(resultsByAddress(sim, [B, E]).get(E)!, 2);
+    endA(); // A's calls end now: they counted on A, not on E
+    assert.deepEqual(activeCalls(sim), { [B]: 0, [E]: 2 });
+    endE();
+    assert.deepEqual(activeCalls(sim), { [B]: 0, [E]: 0 });
+  });
+
   test('picks do not allocate: one prebuilt result per endpoint, kept across picker rebuilds', () => {
     const sim = readySim([A, B, C], lr(3));
     const first = resultsByAddress(sim, [A, B, C]);
@@ -389,7 +435,8 @@ describe('least_request picker (A48 "Picker Behavior")', () => {
     const pickers: Picker[] = [0, 1, 2, 3].map((i) => ({
       pick: (): PickResult => ({ type: 'drop', status: unavailable(`child ${i}`) }),
     }));
-    const counters = [0, 1, 2, 3].map(() => new CallCounter());
+    const store = new ActiveCounts();
+    const counters = [0, 1, 2, 3].map(() => new CallCounter(store));
     const loads = [3, 1, 1, 0];
     counters.forEach((c, i) => {
       for (let j = 0; j < loads[i]!; j++) c.onCallStarted();
@@ -421,6 +468,11 @@ describe('least_request picker (A48 "Picker Behavior")', () => {
     const edge = LeastRequestPicker.of(pickers, counters, 2, () => 1 - 2 ** -53).pick(ARGS);
     assert.deepEqual(edge, { type: 'drop', status: unavailable('child 3') });
     assert.throws(() => LeastRequestPicker.of([], [], 2, Math.random), RangeError);
+    // The counts a pick compares live in one typed array: counters of another store cannot join.
+    assert.throws(
+      () => LeastRequestPicker.of(pickers.slice(0, 2), [counters[0]!, new CallCounter()], 2, Math.random),
+      RangeError,
+    );
   });
 
   test('a child without a constant result is asked per pick, and what it completes is counted', () => {

@@ -11,7 +11,6 @@ import {
 } from '../../src/core/index.js';
 import {
   AliasTable,
-  type ArraySnapshot,
   defaultRegistry,
   ReadyWeights,
   SnapshotArray,
@@ -388,11 +387,17 @@ describe('weighted_target picks (A28: "The WRR algorithm will be random based")'
       slots.push(ready[slot] ? `t${slot}` : null);
     });
     const table = new AliasTable(weights);
-    const pickerOver = (readyWeights: ReadyWeights, taken = slots.snapshot()) =>
-      new WeightedPicker(table, taken as ArraySnapshot<Picker | null>, () => 0, readyWeights);
+    // Each picker is a snapshot of the slots as they are when it is made.
+    const pickerOver = (readyWeights: ReadyWeights) =>
+      WeightedPicker.over(slots as SnapshotArray<Picker | null>, {
+        table,
+        random: () => 0,
+        ready: readyWeights,
+      });
     const live = new ReadyWeights(weights, (slot) => ready[slot]!);
-    const before = slots.snapshot();
-    const old = pickerOver(live, before);
+    const old = pickerOver(live);
+    // The same slots, over READY weights of their own that never change: what `old` must go on sampling.
+    const reference = pickerOver(new ReadyWeights(weights, (slot) => ready[slot]!));
     // Then targets 5 and 7 turn READY and target 0 leaves READY, as a storm would do it.
     for (const [slot, delta] of [
       [5, 9],
@@ -402,9 +407,8 @@ describe('weighted_target picks (A28: "The WRR algorithm will be random based")'
       live.add(slot, delta);
       slots.set(slot, delta > 0 ? `t${slot}` : null);
     }
-    const reference = pickerOver(new ReadyWeights(weights, (slot) => ready[slot]!), before);
     const now = pickerOver(live);
-    const fresh = pickerOver(new ReadyWeights(weights, (slot) => slots.snapshot().at(slot) !== null));
+    const fresh = pickerOver(new ReadyWeights(weights, (slot) => now.at(slot) !== null));
     assert.equal(old.readyTotal, 3 + 4 + 1 + 2);
     assert.equal(now.readyTotal, 4 + 1 + 9 + 2 + 6);
     for (let k = 0; k < 1000; k++) {

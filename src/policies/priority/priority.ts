@@ -24,6 +24,7 @@ import {
   unavailable,
   workMeter,
 } from '../../core/index.js';
+import { LastUpdate } from '../shared/last-update.js';
 import { PriorityChild, type PriorityChildOwner } from './child.js';
 import {
   PRIORITY,
@@ -60,6 +61,8 @@ export class Priority implements LoadBalancer<PriorityConfig>, PriorityChildOwne
   private reportedState: ConnectivityState | null = null;
   private reportedStatus: Status | null = null;
   private reportedPicker: Picker | null = null;
+  /** The last accepted update, so a re-delivery of it changes nothing. */
+  private readonly lastUpdate = new LastUpdate<PriorityConfig>();
 
   constructor(
     private readonly helper: Helper,
@@ -69,6 +72,15 @@ export class Priority implements LoadBalancer<PriorityConfig>, PriorityChildOwne
   update(update: LbUpdate<PriorityConfig>): boolean {
     if (this.destroyed) return false;
     const config = update.config;
+    // The same list, config and settings again: every child has its share already, and the choice of
+    // priority follows the children's reports. Nothing to split, pass on or choose.
+    if (!update.endpoints.ok) this.lastUpdate.forget();
+    else if (
+      this.lastUpdate.repeats(update.endpoints.value, config, update.attributes, update.resolutionNote)
+    ) {
+      workMeter.visits += update.endpoints.value.length;
+      return true;
+    }
     const timers = priorityTimers(update.attributes);
     this.config = config;
     this.timers = timers;
@@ -108,7 +120,17 @@ export class Priority implements LoadBalancer<PriorityConfig>, PriorityChildOwne
     this.choosePriority();
     // Rejected only when there is no list (a resolver error) or nothing to route to; children deal with their
     // own shares, and most of them may not even exist yet.
-    return update.endpoints.ok && config.priorities.length > 0;
+    const accepted = update.endpoints.ok && config.priorities.length > 0;
+    if (update.endpoints.ok) {
+      this.lastUpdate.keep(
+        accepted,
+        update.endpoints.value,
+        config,
+        update.attributes,
+        update.resolutionNote,
+      );
+    }
+    return accepted;
   }
 
   exitIdle(): void {

@@ -326,7 +326,9 @@ export abstract class EndpointList implements StateCounts {
     this.updating = true;
     workMeter.visits += endpoints.length;
     try {
-      for (const e of endpoints) {
+      // Indexed, not for-of: the loop calls out per endpoint, and V8 then keeps an iterator result per step.
+      for (let i = 0; i < endpoints.length; i++) {
+        const e = endpoints[i]!;
         const child = this.place(e, generation, argsChanged);
         if (child !== null) distinct[count++] = child;
         else onDuplicate?.(this.find(endpointKey(e))!, e); // a duplicate of an endpoint already in this list
@@ -446,7 +448,11 @@ export abstract class EndpointList implements StateCounts {
   private destroyChild(child: EndpointChild): void {
     this.count(child.state, -1);
     child.destroyChild();
+    this.childDestroyed(child);
   }
+
+  /** A child left the list (destroyed): least_request gives its call counter's slot back. */
+  protected childDestroyed(_child: EndpointChild): void {}
 
   /** @internal EndpointChild's: its report. */
   onChildReport(child: EndpointChild, state: ConnectivityState, status: Status, picker: Picker): void {

@@ -21,6 +21,7 @@ import {
 } from '../../core/index.js';
 import { UPDATE_LIST } from './child-policy.js';
 import { type EndpointChild, EndpointList } from './endpoint-list.js';
+import { LastUpdate } from './last-update.js';
 import { SnapshotArray } from './snapshot-array.js';
 
 const NO_CHILDREN = Object.freeze([]) as unknown as EndpointChild[];
@@ -62,6 +63,11 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   private reported: ConnectivityState | null = null;
   /** The child whose failure the TRANSIENT_FAILURE picker shows (its real connection error). */
   private lastFailed: EndpointChild | null = null;
+  /**
+   * The last accepted list of two or more endpoints, so a re-delivery of it changes nothing (null otherwise: a
+   * one-endpoint list is placed as cheaply as it is compared, and tens of thousands of petioles carry none).
+   */
+  private lastUpdate: LastUpdate<Config> | null = null;
 
   // The petiole is its endpoint list (one object per petiole: a locality per endpoint makes many).
   constructor(helper: Helper) {
@@ -169,6 +175,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     resolutionNote?: string,
   ): boolean {
     if (endpoints.length === 0) {
+      this.lastUpdate?.forget();
       this.destroyAll();
       this.clearReady();
       const note = resolutionNote ? ` (${resolutionNote})` : '';
@@ -177,6 +184,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     }
     if (endpoints.length === 1) {
       // One endpoint (a target or locality per endpoint makes tens of thousands of these): no array of one.
+      this.lastUpdate?.forget();
       const child = this.updateOneEndpoint(endpoints[0]!, attributes);
       this.applyConfig(config);
       this.clearReady();
@@ -187,6 +195,13 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       this.aggregate();
       return true;
     }
+    // The same list again (a resolver re-delivering it): every child already has its endpoint, and the READY
+    // set and the picker already follow the children's states. Nothing to place, rebuild or report.
+    this.lastUpdate ??= new LastUpdate();
+    const last = this.lastUpdate;
+    workMeter.visits += endpoints.length;
+    if (last.repeats(endpoints, config, attributes, resolutionNote)) return true;
+    last.keep(true, endpoints, config, attributes, resolutionNote);
     // The distinct children in list order: an array walks faster than the list's Map.
     const children = this.updateEndpoints(endpoints, attributes);
     this.applyConfig(config);

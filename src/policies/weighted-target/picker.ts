@@ -1,5 +1,5 @@
 import type { PickArgs, Picker, PickResult } from '../../core/index.js';
-import { type ArraySnapshot, snapshotOf } from '../shared/snapshot-array.js';
+import { ArraySnapshot, SnapshotArray } from '../shared/snapshot-array.js';
 import type { ReadyWeights } from './ready-weights.js';
 
 /**
@@ -63,16 +63,30 @@ export class AliasTable {
 }
 
 /**
+ * What every picker of one weighted_target update shares (one object per update, not three fields per picker):
+ * the alias table over the active targets' weights, the randomness, and the live READY weights (null when
+ * every slot is present, as in a TRANSIENT_FAILURE picker over every target's picker).
+ */
+export interface WeightedPicking {
+  readonly table: AliasTable;
+  /** Uniform in [0, 1) (the policy's `helper.random`, bound). */
+  readonly random: () => number;
+  readonly ready: ReadyWeights | null;
+}
+
+/**
  * Picks a child at random in proportion to its weight and delegates to that child's picker (A28: "The WRR
  * algorithm will be random based"). The alias table covers every active target and is built once per config
- * update; the pickers are a snapshot of the policy's per-target slots, null where a target is not READY. A
- * draw that lands on such a slot is redrawn over the READY targets' weights alone (`ready`, a Fenwick tree
- * kept by the policy in O(log n) per change), so each READY target still gets exactly its weight's share:
- * w/W + (1 - R/W) * w/R = w/R. With every target READY a pick is one draw and one comparison, and a child
- * changing state costs the policy O(log n), not a rebuild over every target. The picker is the only object a
- * report makes besides the pickers' snapshot: the READY weights it saw are their version and total.
+ * update; the pickers are the policy's per-target slots, null where a target is not READY, and the picker is
+ * itself the snapshot of them (made by the slots' SnapshotArray: a report makes one object, not a picker and
+ * a snapshot). A draw that lands on a null slot is redrawn over the READY targets' weights alone (`ready`, a
+ * Fenwick tree kept by the policy in O(log n) per change), so each READY target still gets exactly its
+ * weight's share: w/W + (1 - R/W) * w/R = w/R. With every target READY a pick is one draw and one
+ * comparison, and a child changing state costs the policy O(log n), not a rebuild over every target. The
+ * READY weights this picker saw are their version and total.
  */
-export class WeightedPicker implements Picker {
+export class WeightedPicker extends ArraySnapshot<Picker | null> implements Picker {
+  private readonly picking: WeightedPicking;
   /** The READY weights' version and sum when this picker was built. */
   private readonly readyVersion: number;
   /** @internal */
@@ -80,21 +94,18 @@ export class WeightedPicker implements Picker {
   /** This picker's own READY-weights tree, built the first time it redraws after the live tree moved on. */
   private own: Float64Array | null = null;
 
-  /**
-   * `random` is uniform in [0, 1) (the policy's `helper.random`, bound); `ready`, the READY targets' weights
-   * (needed when some slot is null).
-   */
-  // The table is shared with every picker of the same update, not copied into each (a connect storm builds one
-  // picker per report).
-  constructor(
-    private readonly table: AliasTable,
-    private readonly pickers: ArraySnapshot<Picker | null>,
-    private readonly random: () => number,
-    private readonly ready: ReadyWeights | null = null,
-  ) {
-    if (pickers.length !== table.n) throw new RangeError('WeightedPicker needs one picker per weight');
-    this.readyVersion = ready?.version ?? 0;
-    this.readyTotal = ready?.total ?? 0;
+  /** @internal Made through {@link over} (`SnapshotArray.snapshotWith`). */
+  constructor(items: readonly (Picker | null)[], length: number, picking: WeightedPicking) {
+    super(items, length);
+    if (length !== picking.table.n) throw new RangeError('WeightedPicker needs one picker per weight');
+    this.picking = picking;
+    this.readyVersion = picking.ready?.version ?? 0;
+    this.readyTotal = picking.ready?.total ?? 0;
+  }
+
+  /** A picker over the slots as they are now (one per weight of `picking.table`). */
+  static over(slots: SnapshotArray<Picker | null>, picking: WeightedPicking): WeightedPicker {
+    return slots.snapshotWith(weightedPicker, picking);
   }
 
   /** A picker over fixed lists, every child present. */
@@ -102,32 +113,43 @@ export class WeightedPicker implements Picker {
     if (pickers.length === 0 || pickers.length !== weights.length) {
       throw new RangeError('WeightedPicker needs one weight per picker, and at least one picker');
     }
-    return new WeightedPicker(new AliasTable(weights), snapshotOf<Picker | null>(pickers), random);
+    const table = new AliasTable(weights);
+    return WeightedPicker.over(SnapshotArray.adopt<Picker | null>(pickers.slice()), {
+      table,
+      random,
+      ready: null,
+    });
   }
 
   pick(args: PickArgs): PickResult {
     // One random number: its integer part picks the column, its fraction the threshold within it.
-    const table = this.table;
+    const table = this.picking.table;
     const n = table.n;
-    const x = this.random() * n;
+    const x = this.picking.random() * n;
     // x < n always in exact arithmetic; rounding of random() * n can reach n itself.
     const column = x < n ? x | 0 : n - 1;
     const threshold = (x - column) * table.total;
-    const picker = this.pickers.at(threshold < table.keep[column]! ? column : table.alias[column]!);
+    const picker = this.at(threshold < table.keep[column]! ? column : table.alias[column]!);
     return picker !== null ? picker.pick(args) : this.pickReady(args);
   }
 
   /** The draw landed on a target that is not READY: draw again over the READY targets' weights. */
   private pickReady(args: PickArgs): PickResult {
-    return this.pickers.at(this.sampleReady(this.random()))!.pick(args);
+    return this.at(this.sampleReady(this.picking.random()))!.pick(args);
   }
 
   /** @internal The READY slot `r` draws over the READY weights this picker was built with. */
   sampleReady(r: number): number {
-    const ready = this.ready!;
+    const ready = this.picking.ready!;
     const slot = ready.sampleAt(this.readyVersion, this.readyTotal, r);
     if (slot >= 0) return slot;
-    this.own ??= ready.treeOf(this.pickers);
+    this.own ??= ready.treeOf(this);
     return ready.sample(this.own, this.readyTotal, r);
   }
 }
+
+const weightedPicker = (
+  items: readonly (Picker | null)[],
+  length: number,
+  picking: WeightedPicking,
+): WeightedPicker => new WeightedPicker(items, length, picking);

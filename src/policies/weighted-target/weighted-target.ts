@@ -33,7 +33,7 @@ import {
   type WeightedTargetChildConfig,
   type WeightedTargetConfig,
 } from './config.js';
-import { AliasTable, WeightedPicker } from './picker.js';
+import { AliasTable, WeightedPicker, type WeightedPicking } from './picker.js';
 import { ReadyWeights } from './ready-weights.js';
 
 const NO_TARGETS = unavailable('weighted_target has no targets');
@@ -73,6 +73,9 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
   /** By slot: every active target's latest picker (the TRANSIENT_FAILURE picker picks among them all). */
   private allPickers = new SnapshotArray<Picker>();
   private readyWeights: ReadyWeights | null = null;
+  /** What the READY pickers of the latest update share, and the failing pickers (every slot present). */
+  private picking: WeightedPicking | null = null;
+  private failing: WeightedPicking | null = null;
 
   /** @internal `helper.random` as one standalone function, for every picker this policy builds (and its targets). */
   readonly random: () => number;
@@ -225,6 +228,8 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     this.allPickers = SnapshotArray.adopt(allPickers);
     this.table = n > 0 ? new AliasTable(weights) : null;
     this.readyWeights = new ReadyWeights(weights, (slot) => readyPickers[slot] !== null);
+    this.picking = null;
+    this.failing = null;
   }
 
   /** @internal WeightedTargetChildOwner */
@@ -269,13 +274,8 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
         this.report(READY, OK_STATUS, only.picker);
         return;
       }
-      const picker = new WeightedPicker(
-        this.table!,
-        this.readyPickers.snapshot(),
-        this.random,
-        this.readyWeights,
-      );
-      this.report(READY, OK_STATUS, picker);
+      this.picking ??= { table: this.table!, random: this.random, ready: this.readyWeights };
+      this.report(READY, OK_STATUS, WeightedPicker.over(this.readyPickers, this.picking));
     } else if (counts[CONNECTING] > 0) {
       if (this.reported !== CONNECTING) this.report(CONNECTING, OK_STATUS, queuePicker);
     } else if (counts[IDLE] > 0) {
@@ -292,16 +292,13 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
    * real error), and the status we report is the error of the child that failed last.
    */
   private reportFailure(): void {
+    this.failing ??= { table: this.table!, random: this.random, ready: null };
     const last = this.lastFailed;
     const status =
       last !== null && !last.deactivated && last.state === TRANSIENT_FAILURE
         ? last.status
         : this.active[0]!.status;
-    this.report(
-      TRANSIENT_FAILURE,
-      status,
-      new WeightedPicker(this.table!, this.allPickers.snapshot(), this.random),
-    );
+    this.report(TRANSIENT_FAILURE, status, WeightedPicker.over(this.allPickers, this.failing));
   }
 
   /** A pick on the IDLE picker wakes every child, off the data path. */
