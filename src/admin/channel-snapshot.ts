@@ -1,5 +1,6 @@
 import type { ConnectivityState, PolicyFact, PolicyNode, Status } from '../core/index.js';
 import type { RegisteredChannel } from '../grpc-js/channel-registry.js';
+import type { InstrumentValues } from '../metrics/index.js';
 import { shortTypeName } from '../protos/type-urls.js';
 import type { XdsClientDump } from '../xds/client/dump.js';
 import type { XdsConfig } from '../xds/xds-config.js';
@@ -73,25 +74,32 @@ export interface XdsView {
   readonly resources: readonly XdsResourceView[];
 }
 
-/** What lbtree counts itself (OpenTelemetry metrics, A78 / A94, are not part of this view yet). */
+/**
+ * The channel's metrics (A78, A91, A94, the XdsClient's) as lbtree records them: every enabled instrument with
+ * its OpenTelemetry name, type and unit, and per label set a counter's sum, a gauge's last value or a
+ * histogram's count, sum and buckets. The same values a MeterProvider given to the channel receives.
+ */
 export interface MetricsView {
-  readonly source: string;
-  readonly picks: number;
-  readonly picksInWindow: number;
+  /** False when no metrics options apply to the channel (then nothing is recorded). */
+  readonly recording: boolean;
+  readonly instruments: readonly InstrumentValues[];
+}
+
+/** The picks the adapter counts per subchannel handle, which the recent shares are measured from. */
+export interface PicksView {
+  /** Picks of the subchannels in the tree since each was made. */
+  readonly total: number;
+  readonly inWindow: number;
   readonly window: { readonly from: string; readonly to: string };
-  readonly subchannelsByState: Readonly<Partial<Record<ConnectivityState, number>>>;
-  readonly ejectedEndpoints: number;
 }
 
 export interface ChannelSnapshot extends ChannelSummary {
   readonly at: string;
   readonly tree: PolicyView | null;
   readonly xds: XdsView | null;
+  readonly picks: PicksView;
   readonly metrics: MetricsView;
 }
-
-export const METRICS_SOURCE =
-  "lbtree's own counters, read from the tree (OpenTelemetry metrics are not in this view)";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -111,7 +119,7 @@ export function snapshotOf(
   window: PickWindow,
   now: number,
 ): ChannelSnapshot {
-  const counts = { picks: 0, byState: {} as Partial<Record<ConnectivityState, number>>, ejected: 0 };
+  const counts = { picks: 0 };
   const view = tree === undefined ? null : viewOf(tree, '', window.shares, counts);
   let xds: XdsView | null = null;
   try {
@@ -133,21 +141,28 @@ export function snapshotOf(
     at: iso(now),
     tree: view,
     xds,
-    metrics: {
-      source: METRICS_SOURCE,
-      picks: counts.picks,
-      picksInWindow: window.picks,
+    picks: {
+      total: counts.picks,
+      inWindow: window.picks,
       window: { from: iso(window.from), to: iso(window.to) },
-      subchannelsByState: counts.byState,
-      ejectedEndpoints: counts.ejected,
     },
+    metrics: metricsViewOf(channel),
   };
+}
+
+/** The channel's metric values; a channel whose values cannot be read shows as recording nothing. */
+function metricsViewOf(channel: RegisteredChannel): MetricsView {
+  let instruments: readonly InstrumentValues[] | undefined;
+  try {
+    instruments = channel.metrics?.();
+  } catch {
+    instruments = undefined;
+  }
+  return { recording: instruments !== undefined, instruments: instruments ?? [] };
 }
 
 interface Counts {
   picks: number;
-  byState: Partial<Record<ConnectivityState, number>>;
-  ejected: number;
 }
 
 function viewOf(
@@ -156,11 +171,8 @@ function viewOf(
   shares: ReadonlyMap<string, number>,
   counts: Counts,
 ): PolicyView {
-  const ejected = node.facts?.ejectedCount;
-  if (typeof ejected === 'number') counts.ejected += ejected;
   const subchannels = node.subchannels?.map((s): SubchannelView => {
     counts.picks += s.picks ?? 0;
-    counts.byState[s.state] = (counts.byState[s.state] ?? 0) + 1;
     const share = shares.get(subchannelKey(path, s.address));
     return share === undefined ? { ...s } : { ...s, recentShare: share };
   });

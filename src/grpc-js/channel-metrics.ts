@@ -1,6 +1,7 @@
 import { type ChannelOptions, experimental, logVerbosity } from '@grpc/grpc-js';
 import type { MetricsRecorder } from '../core/index.js';
 import {
+  ChannelMetricsRecorder,
   checkMetricsOptions,
   type MetricsOptions,
   metricsRecorderFor,
@@ -28,13 +29,19 @@ export function metricsChannelOption(options: MetricsOptions): MetricsOptions {
   return Object.freeze({
     ...checked,
     toJSON: () => ({
-      meterProvider: '[MeterProvider]',
+      ...(checked.meterProvider !== undefined && { meterProvider: '[MeterProvider]' }),
       enableMetrics: checked.enableMetrics,
       disableMetrics: checked.disableMetrics,
       optionalLabels: checked.optionalLabels,
     }),
   });
 }
+
+/**
+ * The channel option lbtree's xds resolver hands the root policy: the recorder it made for the channel's xDS
+ * client, so the client's metrics and the tree's go through one recorder (and one set of live-view values).
+ */
+export const CHANNEL_METRICS_RECORDER_OPTION = 'grpc.internal.lbtree.metrics_recorder';
 
 /** `grpc.target` for a channel whose resolver is not lbtree's (grpc-js's ipv4:, ipv6:, unix:): A66 lets it be synthesised. */
 export const UNKNOWN_TARGET = 'unknown:///';
@@ -64,10 +71,12 @@ export function reportUnknownMetricNames(options: MetricsOptions, where: string)
 }
 
 /**
- * The recorder for a channel with these options (the update's, resolver attributes included), or undefined
- * when no plugin records it. An invalid `lbtree.metrics` is logged once, naming the field, and left out.
+ * The recorder for a channel with these options (the update's, resolver attributes included): the one the
+ * resolver made when it did, else a new one; undefined when no metrics options apply. An invalid `lbtree.metrics` is logged once, naming the field, and left out.
  */
 export function channelMetricsRecorder(options: ChannelOptions): MetricsRecorder | undefined {
+  const made: unknown = options[CHANNEL_METRICS_RECORDER_OPTION];
+  if (made instanceof ChannelMetricsRecorder) return made;
   const target =
     typeof options[CHANNEL_TARGET_OPTION] === 'string' ? options[CHANNEL_TARGET_OPTION] : UNKNOWN_TARGET;
   return metricsRecorderFor(target, channelMetricsOptions(options));

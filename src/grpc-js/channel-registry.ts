@@ -1,4 +1,5 @@
 import type { PolicyNode } from '../core/index.js';
+import type { InstrumentValues } from '../metrics/index.js';
 import type { FlightRecorder } from '../recorder/index.js';
 import type { XdsClientDump } from '../xds/client/dump.js';
 import type { XdsConfig } from '../xds/xds-config.js';
@@ -27,6 +28,11 @@ export interface RegisteredChannel {
   xdsDump(): XdsClientDump | undefined;
   /** The XdsConfig (A74) of the channel's latest resolution, or undefined for a channel without xDS. */
   xdsConfig(): XdsConfig | undefined;
+  /**
+   * The channel's metrics as lbtree records them (every enabled instrument with its values), or undefined
+   * when no metrics options apply to the channel.
+   */
+  metrics?(): readonly InstrumentValues[] | undefined;
   /** The channel's flight recording as a file (docs/recording-format.md), or undefined when it does not record. */
   exportRecording?(): string | undefined;
   /** The flight recorder the channel writes to now, or undefined when it does not record. */

@@ -14,6 +14,7 @@ import {
   status,
   TRANSIENT_FAILURE,
 } from '../core/index.js';
+import { ChannelMetricsRecorder, type InstrumentValues } from '../metrics/index.js';
 import { PRIORITY, WEIGHTED_TARGET } from '../policies/index.js';
 import type { FlightRecorder } from '../recorder/index.js';
 import type { XdsClientDump } from '../xds/client/dump.js';
@@ -246,6 +247,11 @@ export function grpcPolicyClasses(
 
     get recorder(): FlightRecorder | undefined {
       return this.recording?.recorder;
+    }
+
+    metrics(): readonly InstrumentValues[] | undefined {
+      const recorder = this.helper.metricsRecorder;
+      return recorder instanceof ChannelMetricsRecorder ? recorder.values?.read() : undefined;
     }
 
     exportRecording(): string | undefined {

@@ -29,7 +29,8 @@ export interface RegisterOptions {
   readonly recorder?: RecordEveryChannelOption;
   /**
    * A79: record the metrics (A78, A91, A94) of every channel created afterwards to this MeterProvider; each
-   * metric is off until named in `enableMetrics`. Per channel: the `lbtree.metrics` channel option. Throws a
+   * metric is off until named in `enableMetrics`; without a MeterProvider, the enabled metrics are recorded
+   * for the live view (lbtree/admin) only. Per channel: the `lbtree.metrics` channel option. Throws a
    * TypeError naming the field when invalid.
    */
   readonly metrics?: MetricsOptions;

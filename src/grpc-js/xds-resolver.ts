@@ -16,7 +16,7 @@ import {
   type Metadata,
   type StatusObject,
 } from '@grpc/grpc-js';
-import type { CallMetadata, CancelTimer, Clock, Registry, Status } from '../core/index.js';
+import type { CallMetadata, CancelTimer, Clock, MetricsRecorder, Registry, Status } from '../core/index.js';
 import { newChannelId } from '../hash/index.js';
 import { CallRetryTracers, recordsCallRetries } from '../metrics/index.js';
 import {
@@ -33,7 +33,11 @@ import type { XdsRetryPolicy } from '../xds/resources/types.js';
 import { XDS_TRANSPORT_SECURITY_REGISTRY_ARG } from '../xds/transport-security.js';
 import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
 import { CALL_RETRY_TRACER, callEndFilter, type TrackedPickInfo } from './call-retry-tracking.js';
-import { canonicalTarget, channelMetricsRecorder } from './channel-metrics.js';
+import {
+  CHANNEL_METRICS_RECORDER_OPTION,
+  canonicalTarget,
+  channelMetricsRecorder,
+} from './channel-metrics.js';
 import { CHANNEL_TARGET_OPTION, CHANNEL_XDS_DUMP_OPTION } from './channel-registry.js';
 import { registerCsdsAdminService } from './csds-service.js';
 import { HASH_PICK_INFO_KEY } from './picker-adapter.js';
@@ -475,6 +479,8 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
   private callRetryTracers: CallRetryTracers | undefined;
   private destroyed = false;
   private readonly channelId = newChannelId(Math.random);
+  /** The channel's metrics recorder, made with the resolution (the xDS client's metrics), handed to the tree. */
+  private metrics: MetricsRecorder | undefined;
 
   constructor(
     private readonly target: experimental.GrpcUri,
@@ -504,6 +510,7 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
         [CHANNEL_TARGET_OPTION]: canonicalTarget(this.target),
       });
       this.callRetryTracers = recordsCallRetries(metrics) ? new CallRetryTracers(metrics) : undefined;
+      this.metrics = metrics;
       this.resolution = startXdsResolution(
         xdsTarget(this.target),
         settings.bootstrap,
@@ -544,6 +551,7 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
       ),
       [XDS_CONFIG_ATTRIBUTE]: result.xdsConfig,
       [CHANNEL_TARGET_OPTION]: canonicalTarget(this.target),
+      ...(this.metrics !== undefined && { [CHANNEL_METRICS_RECORDER_OPTION]: this.metrics }),
     };
     // A29: for XdsChannelCredentials, on every subchannel of the channel.
     if (this.resolution !== null) {

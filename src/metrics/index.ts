@@ -10,6 +10,13 @@ export {
   METHOD_LABEL,
   recordsCallRetries,
 } from './call-retry-metrics.js';
+export {
+  ChannelMetricValues,
+  DEFAULT_HISTOGRAM_BOUNDARIES,
+  type HistogramPointValue,
+  type InstrumentValues,
+  type MetricPointValue,
+} from './channel-metric-values.js';
 export { ChannelMetricsRecorder } from './channel-metrics-recorder.js';
 export type {
   InstrumentOptionsShape,
@@ -18,6 +25,8 @@ export type {
   MetricAttributesShape,
   ObservableResultShape,
 } from './meter-provider-shape.js';
+export { MetricSelection } from './metric-selection.js';
 export { checkMetricsOptions, type MetricsOptions, unknownMetricNames } from './metrics-options.js';
-export { type GaugeRegistration, OpenTelemetryStatsPlugin } from './opentelemetry-plugin.js';
+export { OpenTelemetryStatsPlugin } from './opentelemetry-plugin.js';
+export type { BoundInstrument, GaugeRegistration, StatsPlugin } from './stats-plugin.js';
 export { addGlobalMetrics, metricsRecorderFor } from './stats-plugins.js';

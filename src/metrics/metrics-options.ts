@@ -7,8 +7,11 @@ import type { MeterProviderShape } from './meter-provider-shape.js';
  * channel option).
  */
 export interface MetricsOptions {
-  /** The user's OpenTelemetry MeterProvider (e.g. @opentelemetry/sdk-metrics's). */
-  readonly meterProvider: MeterProviderShape;
+  /**
+   * The user's OpenTelemetry MeterProvider (e.g. @opentelemetry/sdk-metrics's). Without one, the metrics
+   * enabled here are recorded for the live view (lbtree/admin) only.
+   */
+  readonly meterProvider?: MeterProviderShape;
   /**
    * Metrics to record besides those on by default. Every metric lbtree defines (A78, A91, A94) is
    * experimental, so off by default: name each one you want, e.g. `grpc.lb.wrr.rr_fallback`.
@@ -23,11 +26,16 @@ export interface MetricsOptions {
 /** Checks a MetricsOptions given at `path` (code may hand anything in a channel option); throws a TypeError naming the field. */
 export function checkMetricsOptions(value: unknown, path: string): MetricsOptions {
   if (typeof value !== 'object' || value === null) {
-    throw new TypeError(`${path}: expected an object with a meterProvider, got ${describe(value)}`);
+    throw new TypeError(
+      `${path}: expected an object (meterProvider, enableMetrics, …), got ${describe(value)}`,
+    );
   }
   const options = value as Record<string, unknown>;
   const provider = options.meterProvider as { getMeter?: unknown } | undefined;
-  if (typeof provider !== 'object' || provider === null || typeof provider.getMeter !== 'function') {
+  if (
+    provider !== undefined &&
+    (typeof provider !== 'object' || provider === null || typeof provider.getMeter !== 'function')
+  ) {
     throw new TypeError(
       `${path}.meterProvider: expected an OpenTelemetry MeterProvider (an object with getMeter()), got ${describe(provider)}`,
     );

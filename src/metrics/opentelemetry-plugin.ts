@@ -1,24 +1,16 @@
-import {
-  type GaugeInstrument,
-  type GaugeReporter,
-  type InstrumentDescriptor,
-  type MetricLabels,
-  TARGET_LABEL,
-} from '../core/index.js';
+import type { GaugeInstrument, GaugeReporter, InstrumentDescriptor, MetricLabels } from '../core/index.js';
 import type { MeterShape, MetricAttributesShape, ObservableResultShape } from './meter-provider-shape.js';
+import { metricAttributes } from './metric-attributes.js';
+import { MetricSelection } from './metric-selection.js';
 import type { MetricsOptions } from './metrics-options.js';
+import type { BoundInstrument, GaugeRegistration, StatsPlugin } from './stats-plugin.js';
+
+export type { GaugeRegistration } from './stats-plugin.js';
 
 const METER_NAME = 'lbtree';
 
 type Adder = { add(value: number, attributes?: MetricAttributesShape): void };
 type HistogramLike = { record(value: number, attributes?: MetricAttributesShape): void };
-
-/** One callback registered for gauges (A79 RegisterCallback), with the channel target it reports under. */
-export interface GaugeRegistration {
-  readonly gauges: readonly GaugeInstrument[];
-  readonly callback: (reporter: GaugeReporter) => void;
-  readonly target: string;
-}
 
 /**
  * A79's OpenTelemetry stats plugin over a user's MeterProvider: makes an OpenTelemetry instrument from a
@@ -26,72 +18,51 @@ export interface GaugeRegistration {
  * label choice allow, and answers whether an instrument is enabled (A79: on by default or not, overridden by
  * name). A MeterProvider that throws is logged once and then left alone: nothing reaches a channel.
  */
-export class OpenTelemetryStatsPlugin {
+export class OpenTelemetryStatsPlugin implements StatsPlugin {
   private meter: MeterShape | null = null;
-  private readonly enabledNames: ReadonlySet<string>;
-  private readonly disabledNames: ReadonlySet<string>;
-  private readonly optionalLabels: ReadonlySet<string>;
-  /** Per instrument index: 1 enabled, 0 disabled, undefined not yet decided. */
-  private readonly enabled: (0 | 1 | undefined)[] = [];
+  readonly selection: MetricSelection;
   private readonly made: unknown[] = [];
   private readonly gaugeCallbacks = new Map<number, Set<GaugeRegistration>>();
-  /**
-   * The attributes made for a labels object, per instrument index and target: a policy records every value of
-   * an update with one labels object (WRR: a weight per endpoint), which then costs one attributes object.
-   */
-  private readonly attributeCache = new WeakMap<MetricLabels, Map<string, MetricAttributesShape>>();
   private failure: unknown = null;
 
   constructor(
     private readonly options: MetricsOptions,
     private readonly log: (message: string) => void = (message) => console.error(message),
   ) {
-    this.enabledNames = new Set(options.enableMetrics ?? []);
-    this.disabledNames = new Set(options.disableMetrics ?? []);
-    this.optionalLabels = new Set(options.optionalLabels ?? []);
+    this.selection = new MetricSelection(options);
   }
 
   /** Whether this plugin records `instrument`. */
   isEnabled(instrument: InstrumentDescriptor): boolean {
-    let on = this.enabled[instrument.index];
-    if (on === undefined) {
-      const name = instrument.name;
-      on =
-        !this.disabledNames.has(name) && (this.enabledNames.has(name) || instrument.enabledByDefault) ? 1 : 0;
-      this.enabled[instrument.index] = on;
-    }
-    return on === 1 && this.failure === null;
+    return this.selection.isEnabled(instrument) && this.failure === null;
   }
 
-  add(
-    instrument: InstrumentDescriptor<'counter' | 'up_down_counter'>,
-    value: number,
-    labels: MetricLabels,
-    target: string,
-  ): void {
-    if (!this.isEnabled(instrument)) return;
-    try {
-      (this.instrument(instrument) as Adder).add(value, this.attributes(instrument, labels, target));
-    } catch (e) {
-      this.fail(e);
-    }
+  /** Whether the MeterProvider threw (then nothing more is recorded to it). */
+  get failed(): boolean {
+    return this.failure !== null;
   }
 
-  record(
-    instrument: InstrumentDescriptor<'histogram'>,
-    value: number,
+  /**
+   * The OpenTelemetry instrument and the attributes for `labels`, made once: an OpenTelemetry API 1.x
+   * instrument has no bound form, so the attributes object is what is prebuilt.
+   */
+  bind(
+    instrument: InstrumentDescriptor<'counter' | 'up_down_counter' | 'histogram'>,
     labels: MetricLabels,
     target: string,
-  ): void {
-    if (!this.isEnabled(instrument)) return;
+  ): BoundInstrument | null {
+    if (!this.isEnabled(instrument)) return null;
+    let made: unknown;
     try {
-      (this.instrument(instrument) as HistogramLike).record(
-        value,
-        this.attributes(instrument, labels, target),
-      );
+      made = this.instrument(instrument);
     } catch (e) {
       this.fail(e);
+      return null;
     }
+    const attributes = metricAttributes(instrument, labels, target, this.selection.optionalLabels);
+    return instrument.type === 'histogram'
+      ? new BoundHistogram(this, made as HistogramLike, attributes)
+      : new BoundAdder(this, made as Adder, attributes);
   }
 
   /** Adds `registration` to the observation of each of its enabled gauges. Returns its removal. */
@@ -131,10 +102,13 @@ export class OpenTelemetryStatsPlugin {
   private observe(gauge: GaugeInstrument, result: ObservableResultShape): void {
     const registrations = this.gaugeCallbacks.get(gauge.index);
     if (registrations === undefined || this.failure !== null) return;
+    const optional = this.selection.optionalLabels;
     for (const registration of registrations) {
       const reporter: GaugeReporter = {
         report: (reported, value, labels) => {
-          if (reported === gauge) result.observe(value, this.attributes(gauge, labels, registration.target));
+          if (reported === gauge) {
+            result.observe(value, metricAttributes(gauge, labels, registration.target, optional));
+          }
         },
       };
       try {
@@ -174,47 +148,16 @@ export class OpenTelemetryStatsPlugin {
   }
 
   private meterOf(): MeterShape {
-    this.meter ??= this.options.meterProvider.getMeter(METER_NAME);
+    if (this.meter === null) {
+      const provider = this.options.meterProvider;
+      if (provider === undefined) throw new Error('no MeterProvider was given');
+      this.meter = provider.getMeter(METER_NAME);
+    }
     return this.meter;
   }
 
-  /** The descriptor's labels, `grpc.target` first, plus the optional ones the user asked for. */
-  private attributes(
-    instrument: InstrumentDescriptor,
-    labels: MetricLabels,
-    target: string,
-  ): MetricAttributesShape {
-    let cached = this.attributeCache.get(labels);
-    if (cached === undefined) {
-      cached = new Map();
-      this.attributeCache.set(labels, cached);
-    }
-    const key = `${instrument.index} ${target}`;
-    let attributes = cached.get(key);
-    if (attributes === undefined) {
-      attributes = this.makeAttributes(instrument, labels, target);
-      cached.set(key, attributes);
-    }
-    return attributes;
-  }
-
-  private makeAttributes(
-    instrument: InstrumentDescriptor,
-    labels: MetricLabels,
-    target: string,
-  ): MetricAttributesShape {
-    const attributes: MetricAttributesShape = {};
-    for (const key of instrument.labels) {
-      attributes[key] = key === TARGET_LABEL ? target : (labels[key] ?? '');
-    }
-    for (const key of instrument.optionalLabels) {
-      const value = labels[key];
-      if (value !== undefined && this.optionalLabels.has(key)) attributes[key] = value;
-    }
-    return attributes;
-  }
-
-  private fail(error: unknown): void {
+  /** @internal The MeterProvider (or an instrument of it) threw: logged once, nothing recorded after. */
+  fail(error: unknown): void {
     if (this.failure !== null) return;
     this.failure = error;
     this.log(
@@ -222,5 +165,39 @@ export class OpenTelemetryStatsPlugin {
         (error as Error)?.stack ?? error
       }`,
     );
+  }
+}
+
+/** A counter or up-down counter of the user's MeterProvider with one prebuilt attributes object. */
+class BoundAdder implements BoundInstrument {
+  constructor(
+    private readonly plugin: OpenTelemetryStatsPlugin,
+    private readonly adder: Adder,
+    private readonly attributes: MetricAttributesShape,
+  ) {}
+  record(value: number): void {
+    if (this.plugin.failed) return;
+    try {
+      this.adder.add(value, this.attributes);
+    } catch (e) {
+      this.plugin.fail(e);
+    }
+  }
+}
+
+/** A histogram of the user's MeterProvider with one prebuilt attributes object. */
+class BoundHistogram implements BoundInstrument {
+  constructor(
+    private readonly plugin: OpenTelemetryStatsPlugin,
+    private readonly histogram: HistogramLike,
+    private readonly attributes: MetricAttributesShape,
+  ) {}
+  record(value: number): void {
+    if (this.plugin.failed) return;
+    try {
+      this.histogram.record(value, this.attributes);
+    } catch (e) {
+      this.plugin.fail(e);
+    }
   }
 }

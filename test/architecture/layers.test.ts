@@ -90,6 +90,7 @@ const MAY_IMPORT: Record<string, readonly Allowed[] | typeof EVERYTHING> = {
     { layer: GRPC_JS, files: ['src/grpc-js/channel-registry.ts'] },
     { layer: XDS_CLIENT, typeOnly: true },
     { layer: XDS_ROOT, typeOnly: true },
+    { layer: METRICS, typeOnly: true },
   ],
   [ROOT_ENTRY]: [CORE, HASH, POLICIES, METRICS],
 };

@@ -204,8 +204,15 @@ test('metricsChannelOption: the options print as JSON (grpc-js traces channel op
     'lbtree.metrics': { meterProvider: '[MeterProvider]', enableMetrics: ['grpc.lb.wrr.rr_fallback'] },
   });
   assert.throws(
-    () => metricsChannelOption({} as never),
+    () => metricsChannelOption({ meterProvider: {} } as never),
     /metricsChannelOption\.meterProvider: expected an OpenTelemetry MeterProvider/,
+  );
+  // Without a MeterProvider (the live view only), there is none to print.
+  assert.deepEqual(
+    JSON.parse(JSON.stringify(metricsChannelOption({ enableMetrics: ['grpc.lb.wrr.rr_fallback'] }))),
+    {
+      enableMetrics: ['grpc.lb.wrr.rr_fallback'],
+    },
   );
 });
 
@@ -213,7 +220,7 @@ describe('metrics options (bad input names the field)', () => {
   test('a missing or wrong meterProvider, a non-array or an empty name', () => {
     assert.throws(
       () => checkMetricsOptions(undefined, 'metrics'),
-      /^TypeError: metrics: expected an object with a meterProvider, got undefined/,
+      /^TypeError: metrics: expected an object \(meterProvider, enableMetrics, …\), got undefined/,
     );
     assert.throws(
       () => checkMetricsOptions({ meterProvider: {} }, 'channel option lbtree.metrics'),

@@ -1,4 +1,10 @@
-import { type DataPoint, type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  type DataPoint,
+  DataPointType,
+  type Histogram,
+  MeterProvider,
+  MetricReader,
+} from '@opentelemetry/sdk-metrics';
 import type { MetricsRecorder } from '../../src/core/index.js';
 import { type MetricsOptions, metricsRecorderFor } from '../../src/index.js';
 
@@ -21,6 +27,8 @@ export interface Point {
 
 export interface CollectedMetric {
   readonly name: string;
+  /** The SDK's data point type: SUM, GAUGE or HISTOGRAM. */
+  readonly type: string;
   readonly unit: string;
   readonly description: string;
   readonly points: readonly Point[];
@@ -73,11 +81,39 @@ export class OtelMetrics {
         );
         out.set(metric.descriptor.name, {
           name: metric.descriptor.name,
+          type: DataPointType[metric.dataPointType],
           unit: metric.descriptor.unit,
           description: metric.descriptor.description,
           points,
         });
       }
+    }
+    return out;
+  }
+
+  /**
+   * The collected metrics in the live view's shape (src/metrics's InstrumentValues, points ordered by their
+   * labels), to compare with what lbtree kept for the view.
+   */
+  async asValues(): Promise<Map<string, { type: string; unit: string; points: unknown[] }>> {
+    const out = new Map<string, { type: string; unit: string; points: unknown[] }>();
+    for (const m of (await this.collect()).values()) {
+      const points = m.points.map((p) => {
+        const labels = p.attributes as Record<string, string>;
+        if (p.histogram === undefined) return { labels, value: p.value };
+        const h = p.histogram;
+        return {
+          labels,
+          count: h.count,
+          sum: h.sum,
+          min: h.min,
+          max: h.max,
+          buckets: { boundaries: h.buckets.boundaries, counts: h.buckets.counts },
+        };
+      });
+      const key = (p: { labels: Record<string, string> }) => JSON.stringify(p.labels);
+      points.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+      out.set(m.name, { type: m.type, unit: m.unit, points });
     }
     return out;
   }

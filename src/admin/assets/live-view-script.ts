@@ -103,18 +103,45 @@ export const LIVE_VIEW_SCRIPT = `'use strict';
     area.appendChild(table);
   }
 
+  function labelText(labels) {
+    return Object.keys(labels).map(function (k) { return k + '=' + labels[k]; }).join('  ');
+  }
+
+  function valueText(type, p) {
+    if (type !== 'histogram') return String(p.value);
+    if (p.count === 0) return 'count 0';
+    var le = p.buckets.boundaries.map(function (b, i) { return 'le ' + b + ': ' + p.buckets.counts[i]; });
+    le.push('above: ' + p.buckets.counts[p.buckets.counts.length - 1]);
+    return 'count ' + p.count + ', sum ' + p.sum + ', min ' + p.min + ', max ' + p.max + ' (' + le.join(', ') + ')';
+  }
+
   function renderMetrics(m) {
     var area = document.getElementById('metrics');
     area.textContent = '';
-    area.appendChild(el('h2', null, 'Metrics'));
-    area.appendChild(el('p', 'source', m.source));
+    area.appendChild(el('h2', null, 'Metrics (OpenTelemetry)'));
+    if (!m.recording) {
+      area.appendChild(el('p', 'empty', 'This channel records no metrics: name them in enableMetrics, in register({ metrics }) or the lbtree.metrics channel option (a MeterProvider is optional).'));
+      return;
+    }
+    if (m.instruments.length === 0) {
+      area.appendChild(el('p', 'empty', 'No metric is enabled for this channel: every lbtree metric is experimental, off until named in enableMetrics.'));
+      return;
+    }
     var table = el('table', 'metrics');
-    table.appendChild(cellRow(['picks since the subchannels were made', m.picks]));
-    table.appendChild(cellRow(['picks in the latest window', m.picksInWindow + ' (' + m.window.from + ' to ' + m.window.to + ')']));
-    Object.keys(m.subchannelsByState).forEach(function (s) {
-      table.appendChild(cellRow(['subchannels ' + s, m.subchannelsByState[s]]));
+    table.appendChild(cellRow(['name', 'type', 'unit', 'labels', 'value'], 'header'));
+    m.instruments.forEach(function (i) {
+      if (i.points.length === 0) {
+        var none = cellRow([i.name, i.type, i.unit, '', 'nothing recorded yet'], 'metric');
+        none.setAttribute('data-metric', i.name);
+        table.appendChild(none);
+      }
+      i.points.forEach(function (p) {
+        var row = cellRow([i.name, i.type, i.unit, labelText(p.labels), valueText(i.type, p)], 'metric');
+        row.setAttribute('data-metric', i.name);
+        row.setAttribute('data-value', String(i.type === 'histogram' ? p.count : p.value));
+        table.appendChild(row);
+      });
     });
-    table.appendChild(cellRow(['endpoints ejected by outlier detection', m.ejectedEndpoints]));
     area.appendChild(table);
   }
 
@@ -124,7 +151,8 @@ export const LIVE_VIEW_SCRIPT = `'use strict';
     summary.textContent = '';
     summary.appendChild(document.createTextNode('Created ' + snap.createdAt + ', state '));
     summary.appendChild(stateBadge(snap.state || 'none'));
-    summary.appendChild(document.createTextNode(', as of ' + snap.at));
+    summary.appendChild(document.createTextNode(', as of ' + snap.at + '; ' + snap.picks.inWindow +
+      ' picks from ' + snap.picks.window.from + ' to ' + snap.picks.window.to));
     var tree = document.getElementById('tree');
     tree.textContent = '';
     tree.appendChild(el('h2', null, 'Load balancing tree'));
