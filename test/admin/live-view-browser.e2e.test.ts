@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { type AdminServer, startAdminServer } from '../../src/admin/index.js';
 import { type Backend, newClient, startBackends, whoami } from '../../src/cli/loopback-backends.js';
-import { liveChannels, register } from '../../src/grpc-js/index.js';
+import { liveChannels, METRICS_CHANNEL_OPTION, register } from '../../src/grpc-js/index.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip =
@@ -40,9 +40,16 @@ describe('the live view in headless Chromium', { skip }, () => {
     const target = `endpoints:p0=${a.address};p0=${b.address}`;
     // The registry lists A66's canonical form of the target (scheme://authority/path).
     const listed = `endpoints:///p0=${a.address};p0=${b.address}`;
-    client = newClient(target, [
-      { priority_experimental: { children: { p0: { config: [{ round_robin: {} }] } }, priorities: ['p0'] } },
-    ]);
+    client = newClient(
+      target,
+      [
+        {
+          priority_experimental: { children: { p0: { config: [{ round_robin: {} }] } }, priorities: ['p0'] },
+        },
+      ],
+      // The view's metrics without a MeterProvider: A94's disconnections, off unless named.
+      { [METRICS_CHANNEL_OPTION]: { enableMetrics: ['grpc.subchannel.disconnections'] } },
+    );
     for (let i = 0; i < 4; i++) await whoami(client, { deadlineMs: 10_000 });
     const channel = liveChannels.list().find((c) => c.target === listed);
     assert.ok(channel, `the registry lists ${listed}`);
@@ -64,7 +71,9 @@ describe('the live view in headless Chromium', { skip }, () => {
       (await page.textContent('#title')) ?? '',
       new RegExp(`Channel ${channel.id}: endpoints:///p0=`),
     );
-    assert.match((await page.textContent('#metrics')) ?? '', /lbtree's own counters/);
+    const disconnections = page.locator('#metrics tr.metric[data-metric="grpc.subchannel.disconnections"]');
+    await disconnections.first().waitFor({ timeout: 15_000 });
+    assert.match((await disconnections.first().textContent()) ?? '', /nothing recorded yet/);
     assert.match((await page.textContent('#xds')) ?? '', /no xDS client/);
     const navigations: string[] = [];
     page.on('framenavigated', (f) => navigations.push(f.url()));
@@ -73,6 +82,12 @@ describe('the live view in headless Chromium', { skip }, () => {
     // Reconnecting to a stopped server fails: the row turns TRANSIENT_FAILURE while a stays READY.
     await row(b.address, 'TRANSIENT_FAILURE').waitFor({ timeout: 15_000 });
     assert.equal(await row(a.address, 'READY').count(), 1);
+    // The counter moved on the page: one disconnection, labelled with the channel's target.
+    const moved = page.locator(
+      '#metrics tr.metric[data-metric="grpc.subchannel.disconnections"][data-value="1"]',
+    );
+    await moved.waitFor({ timeout: 15_000 });
+    assert.match((await moved.textContent()) ?? '', /grpc\.target=endpoints:\/\/\/p0=/);
     assert.deepEqual(navigations, [], 'the page updated in place');
     assert.equal(await page.textContent('#connection'), 'live');
     assert.deepEqual(errors, []);
