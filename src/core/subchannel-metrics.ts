@@ -14,6 +14,10 @@ import type { MetricLabels, MetricsRecorder } from './metrics-recorder.js';
 
 const OPTIONAL = [BACKEND_SERVICE_LABEL, LOCALITY_LABEL];
 export const DISCONNECT_ERROR_LABEL = 'grpc.disconnect_error';
+/** A94: the security level of a connection, an optional label of `grpc.subchannel.open_connections`. */
+export const SECURITY_LEVEL_LABEL = 'grpc.security_level';
+/** A94's values of `grpc.security_level`. */
+export type SecurityLevel = 'none' | 'integrity_only' | 'privacy_and_integrity';
 
 export const SUBCHANNEL_DISCONNECTIONS = registerInstrument({
   name: 'grpc.subchannel.disconnections',
@@ -48,7 +52,7 @@ export const SUBCHANNEL_OPEN_CONNECTIONS = registerInstrument({
   unit: '{connection}',
   type: 'up_down_counter',
   labels: [TARGET_LABEL],
-  optionalLabels: ['grpc.security_level', ...OPTIONAL],
+  optionalLabels: [SECURITY_LEVEL_LABEL, ...OPTIONAL],
   enabledByDefault: false,
 });
 
@@ -88,30 +92,38 @@ export function subchannelMetricLabels(attributes: Attributes): MetricLabels {
 export class SubchannelMetrics {
   private state: ConnectivityState;
   private readonly disconnectLabels = new Map<string, MetricLabels>();
+  private readonly securityLabels = new Map<SecurityLevel, MetricLabels>();
+  /** The labels the open connection was counted with (its security level), to count it closed with. */
+  private openLabels: MetricLabels;
 
-  /** `labels`: the endpoint's backend service and locality (A94), when it has them. */
+  /**
+   * `labels`: the endpoint's backend service and locality (A94), when it has them. `securityLevel`: the level
+   * of the connection just made (read when it is READY), or undefined where it is not known.
+   */
   constructor(
     private readonly recorder: MetricsRecorder,
     private readonly labels: MetricLabels,
     state: ConnectivityState,
+    private readonly securityLevel: () => SecurityLevel | undefined = () => undefined,
   ) {
     this.state = state;
-    if (state === READY) recorder.addUpDownCounter(SUBCHANNEL_OPEN_CONNECTIONS, 1, labels);
+    this.openLabels = labels;
+    if (state === READY) this.opened();
   }
 
   onState(next: ConnectivityState, errorMessage?: string): void {
     const previous = this.state;
-    if (next === previous) return;
+    if (next === previous || previous === SHUTDOWN) return;
     this.state = next;
     const recorder = this.recorder;
     if (previous === READY) {
-      recorder.addUpDownCounter(SUBCHANNEL_OPEN_CONNECTIONS, -1, this.labels);
+      recorder.addUpDownCounter(SUBCHANNEL_OPEN_CONNECTIONS, -1, this.openLabels);
       recorder.addCounter(SUBCHANNEL_DISCONNECTIONS, 1, this.withError(disconnectError(errorMessage)));
     } else if (previous === CONNECTING) {
       if (next === READY) recorder.addCounter(SUBCHANNEL_CONNECTION_ATTEMPTS_SUCCEEDED, 1, this.labels);
       else recorder.addCounter(SUBCHANNEL_CONNECTION_ATTEMPTS_FAILED, 1, this.labels);
     }
-    if (next === READY) recorder.addUpDownCounter(SUBCHANNEL_OPEN_CONNECTIONS, 1, this.labels);
+    if (next === READY) this.opened();
   }
 
   /**
@@ -120,10 +132,27 @@ export class SubchannelMetrics {
    */
   shutdown(): void {
     if (this.state === READY) {
-      this.recorder.addUpDownCounter(SUBCHANNEL_OPEN_CONNECTIONS, -1, this.labels);
+      this.recorder.addUpDownCounter(SUBCHANNEL_OPEN_CONNECTIONS, -1, this.openLabels);
       this.recorder.addCounter(SUBCHANNEL_DISCONNECTIONS, 1, this.withError('subchannel shutdown'));
     }
     this.state = SHUTDOWN;
+  }
+
+  /** A connection is open: counted with its security level when that is known (and the metric is on). */
+  private opened(): void {
+    const recorder = this.recorder;
+    const level = recorder.isEnabled(SUBCHANNEL_OPEN_CONNECTIONS) ? this.securityLevel() : undefined;
+    this.openLabels = level === undefined ? this.labels : this.withSecurity(level);
+    recorder.addUpDownCounter(SUBCHANNEL_OPEN_CONNECTIONS, 1, this.openLabels);
+  }
+
+  private withSecurity(level: SecurityLevel): MetricLabels {
+    let labels = this.securityLabels.get(level);
+    if (labels === undefined) {
+      labels = Object.freeze({ ...this.labels, [SECURITY_LEVEL_LABEL]: level });
+      this.securityLabels.set(level, labels);
+    }
+    return labels;
   }
 
   private withError(error: string): MetricLabels {

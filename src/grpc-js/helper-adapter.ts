@@ -21,6 +21,7 @@ import { type ClusterTransportSecurity, XDS_TRANSPORT_SECURITY } from '../xds/tr
 import { METRICS_CHANNEL_OPTION } from './channel-metrics.js';
 import type { ChannelRecording } from './channel-recording.js';
 import { CHANNEL_TARGET_OPTION } from './channel-registry.js';
+import { connectionSecurityLevel } from './connection-security.js';
 import { fromGrpcState, toGrpcState } from './connectivity.js';
 import { GrpcPickerAdapter } from './picker-adapter.js';
 import { FLIGHT_RECORDER_OPTION } from './recorded-channels.js';
@@ -104,10 +105,16 @@ class HeldSubchannel implements HandleOwner {
   /** A94: counts this subchannel's connections, labelled with the endpoint's backend service and locality. */
   private recordMetrics(recorder: MetricsRecorder, grpc: experimental.SubchannelInterface): void {
     const state = fromGrpcState(grpc.getConnectivityState());
-    const metrics = new SubchannelMetrics(recorder, subchannelMetricLabels(this.attributes), state);
+    const metrics = new SubchannelMetrics(recorder, subchannelMetricLabels(this.attributes), state, () =>
+      connectionSecurityLevel(grpc),
+    );
     this.metrics = metrics;
-    this.metricsListener = (_subchannel, _previous, next, _keepalive, errorMessage) =>
-      metrics.onState(fromGrpcState(next), errorMessage);
+    this.metricsListener = (_subchannel, _previous, next, _keepalive, errorMessage) => {
+      const nextState = fromGrpcState(next);
+      // grpc-js links a new connection to its subchannel (in channelz) just after it announces READY, so the
+      // connection's security level is readable a microtask later; every change is queued, so they stay in order.
+      queueMicrotask(() => metrics.onState(nextState, errorMessage));
+    };
     grpc.addConnectivityStateListener(this.metricsListener);
   }
 

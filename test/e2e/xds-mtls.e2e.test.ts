@@ -16,7 +16,8 @@ import {
   whoami,
 } from '../../src/cli/loopback-backends.js';
 import { ControlPlane, xdsService } from '../../src/control-plane/index.js';
-import { register, XdsChannelCredentials } from '../../src/grpc-js/index.js';
+import { METRICS_CHANNEL_OPTION, register, XdsChannelCredentials } from '../../src/grpc-js/index.js';
+import { OtelMetrics, sumOf } from '../support/otel-metrics.js';
 import { type LeafFiles, TestCertificates } from '../support/test-certificates.js';
 
 const NODE = 'lbtree-mtls-e2e';
@@ -170,12 +171,25 @@ describe('A29 xDS mTLS on grpc-js channels (lbtree xds: resolver, lbtree control
   test('ISTIO_MUTUAL with the server SAN: calls succeed over mTLS, on both backends', async () => {
     const listener = `${HOST}:8080`;
     serve(listener, `outbound|8080||${HOST}`, istioMutual([SERVER_SAN]));
-    const client = channel(`xds:///${listener}`);
+    const otel = new OtelMetrics();
+    const client = new BackendClient(`xds:///${listener}`, xdsCredentials, {
+      [METRICS_CHANNEL_OPTION]: otel.options(['grpc.subchannel.open_connections'], ['grpc.security_level']),
+    });
+    clients.push(client);
     const names = new Set<string>();
     for (let i = 0; i < 20; i++) names.add(await whoami(client, { waitForReady: true, deadlineMs: 10_000 }));
     assert.deepEqual([...names].sort(), ['m1', 'm2']);
     // The servers require a client certificate: lbtree sent the bootstrap's identity.
     assert.ok(backends.every((b) => b.served > 0));
+    // A94: both connections were made with the cluster's TLS config, so their level is privacy_and_integrity.
+    const deadline = Date.now() + 15_000;
+    let tls = 0;
+    while (tls !== 2) {
+      if (Date.now() > deadline) throw new Error(`saw ${tls} open TLS connections, not 2`);
+      await new Promise((r) => setTimeout(r, 20));
+      const open = (await otel.collect()).get('grpc.subchannel.open_connections');
+      tls = sumOf(open, { 'grpc.security_level': 'privacy_and_integrity' });
+    }
   });
 
   test('a changed UpstreamTlsContext applies to the connected channel: a wrong SAN fails its calls, the right one serves again', async () => {
