@@ -12,6 +12,10 @@
  *   trailers, weight_update_period 0.1 s; calls per second and CPU time per call (client and servers share
  *   the process, as they do in every configuration).
  * Ratios only: the machine may be loaded; rounds alternate the configurations so drift hits each alike.
+ * BENCH_METRICS_CALLGRIND=1 adds the load-independent figure: instructions per real RPC of the same channel
+ * alone in a process under callgrind, on / off / none (bench/metrics-callgrind.ts); BENCH_METRICS_CALLGRIND_RPCS
+ * calls per count (default 2,000), BENCH_METRICS_CALLGRIND_ROUNDS counts per mode (default 2, alternating);
+ * BENCH_METRICS_ONLY_CALLGRIND=1 skips the other figures.
  */
 import * as grpc from '@grpc/grpc-js';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
@@ -34,6 +38,8 @@ import {
 } from 'lbtree';
 import { backendMetricsTrailer, METRICS_CHANNEL_OPTION, register } from 'lbtree/grpc-js';
 import { BenchChannel } from './bench-channel.js';
+import { EchoClientClass as Client, calls, type EchoClient, echo } from './echo-service.js';
+import { callgrindIrPerRpc, type Mode } from './metrics-callgrind.js';
 import { median } from './report.js';
 
 class PullReader extends MetricReader {
@@ -45,7 +51,6 @@ class PullReader extends MetricReader {
   }
 }
 
-type Mode = 'none' | 'off' | 'on';
 const MODES: readonly Mode[] = ['none', 'off', 'on'];
 
 function metricsOptions(mode: Mode): MetricsOptions | undefined {
@@ -141,18 +146,6 @@ function inProcessRun(mode: Mode, updates: number, callsPerUpdate = CALLS_PER_UP
   return (used.user + used.system) / (updates * Math.max(1, callsPerUpdate));
 }
 
-const echo = {
-  call: {
-    path: '/bench.Echo/Call',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: (b: Buffer) => b,
-    requestDeserialize: (b: Buffer) => b,
-    responseSerialize: (b: Buffer) => b,
-    responseDeserialize: (b: Buffer) => b,
-  },
-} as const;
-
 async function startServer(utilization: number): Promise<{ address: string; server: grpc.Server }> {
   const server = new grpc.Server();
   server.addService(echo, {
@@ -172,22 +165,6 @@ async function startServer(utilization: number): Promise<{ address: string; serv
   return { address: `127.0.0.1:${port}`, server };
 }
 
-const Client = grpc.makeGenericClientConstructor(echo, 'Echo');
-type EchoClient = InstanceType<typeof Client> & {
-  call(request: Buffer, callback: (e: grpc.ServiceError | null, r?: Buffer) => void): void;
-};
-
-async function calls(client: EchoClient, n: number, concurrency: number): Promise<void> {
-  let next = 0;
-  const payload = Buffer.from('x');
-  const worker = async () => {
-    while (next++ < n) {
-      await new Promise<void>((resolve, reject) => client.call(payload, (e) => (e ? reject(e) : resolve())));
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-}
-
 /** One real-channel run: calls per second and CPU µs per call. */
 async function channelRun(client: EchoClient, n: number): Promise<{ qps: number; cpuUs: number }> {
   const cpu = process.cpuUsage();
@@ -203,6 +180,8 @@ function ratioRow(metric: string, a: number, b: number, unit: string): string {
 }
 
 export async function runMetricsBench(): Promise<void> {
+  if (process.env.BENCH_METRICS_CALLGRIND === '1') await runCallgrind();
+  if (process.env.BENCH_METRICS_ONLY_CALLGRIND === '1') return;
   const rounds = Number(process.env.BENCH_METRICS_ROUNDS) || 7;
   // In process.
   const cpu: Record<Mode, number[]> = { none: [], off: [], on: [] };
@@ -269,4 +248,39 @@ export async function runMetricsBench(): Promise<void> {
   );
   console.log(ratioRow('CPU per call: metrics on (a) vs off (b)', c('on'), c('off'), 'µs'));
   console.log(ratioRow('CPU per call: metrics off (a) vs no recorder (b)', c('off'), c('none'), 'µs'));
+}
+
+/** Instructions per real RPC, on / off / none, each mode counted ROUNDS times in alternation; medians. */
+async function runCallgrind(): Promise<void> {
+  const rpcs = Number(process.env.BENCH_METRICS_CALLGRIND_RPCS) || 2_000;
+  const rounds = Number(process.env.BENCH_METRICS_CALLGRIND_ROUNDS) || 2;
+  const servers = await Promise.all(UTILIZATION.map(startServer));
+  const target = `endpoints:${servers.map((s) => s.address).join(';')}`;
+  const ir: Record<Mode, number[]> = { none: [], off: [], on: [] };
+  const updates: number[] = [];
+  try {
+    for (let r = 0; r < rounds; r++) {
+      for (const mode of r % 2 === 0 ? MODES : [...MODES].reverse()) {
+        const figure = await callgrindIrPerRpc(mode, target, rpcs);
+        ir[mode].push(figure.irPerRpc);
+        if (mode === 'on') updates.push(figure.updates);
+      }
+    }
+  } finally {
+    for (const s of servers) s.server.forceShutdown();
+  }
+  const m = (mode: Mode) => median(ir[mode]);
+  console.log(
+    `\n## metrics (A79): instructions per real RPC (callgrind Ir, ${rpcs} RPCs per count, median of ${rounds}; WRR, 3 loopback servers with ORCA)\n`,
+  );
+  console.log('| metric | a | b | ratio a / b (goal ≤ 1.02) |');
+  console.log('|---|---|---|---|');
+  const row = (what: string, a: number, b: number) =>
+    console.log(`| ${what} | ${a.toFixed(0)} Ir | ${b.toFixed(0)} Ir | ${(a / b).toFixed(4)} |`);
+  row('Ir per RPC: metrics on (a) vs off (b)', m('on'), m('off'));
+  row('Ir per RPC: metrics off (a) vs no recorder (b)', m('off'), m('none'));
+  console.log(
+    `\nEvery count: ${MODES.map((mode) => `${mode} ${ir[mode].map((x) => x.toFixed(0)).join(' / ')}`).join('; ')}. ` +
+      `Scheduler updates in the metrics-on windows: ${updates.join(', ')} (a 1 s timer; under valgrind a window lasts tens of seconds).`,
+  );
 }
