@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type AdminServer, type ChannelSnapshot, startAdminServer } from '../../src/admin/index.js';
 import type { ClusterSpec } from '../../src/control-plane/index.js';
-import { liveChannels } from '../../src/grpc-js/index.js';
+import { liveChannels, METRICS_CHANNEL_OPTION } from '../../src/grpc-js/index.js';
 import { cp, LbtreeXdsHarness, rpcsUntil, servedByExactly } from '../support/lbtree-xds-harness.js';
 
 async function snapshotUntil(
@@ -45,7 +45,12 @@ describe('the live view of an xds: channel', () => {
       cp.clusterLoadAssignment('admin-eds', [{ zone: 'a', endpoints: [x1.address] }]),
     ];
     const good = h.publish('admin', resources());
-    const c = h.channel('admin');
+    // The view's metrics without a MeterProvider: the XdsClient's (A78), which record through this channel.
+    const c = h.channel('admin', {
+      [METRICS_CHANNEL_OPTION]: {
+        enableMetrics: ['grpc.xds_client.connected', 'grpc.xds_client.resource_updates_invalid'],
+      },
+    });
     await rpcsUntil(c, servedByExactly(['x1']), { window: 3 });
     const channel = liveChannels.list().find((ch) => ch.target === 'xds:///admin');
     assert.ok(channel, 'the registry lists xds:///admin');
@@ -86,5 +91,29 @@ describe('the live view of an xds: channel', () => {
       /ring_hash_lb_config\.minimum_ring_size: 4096 is greater than maximum_ring_size/,
     );
     assert.equal(nacked.tree?.state, 'READY');
+
+    // A78 in the view: the NACKed Cluster counted invalid under its server and type; the stream's gauge at 1.
+    const counted = await snapshotUntil(url, 'one invalid Cluster counted', (s) =>
+      s.metrics.instruments.some(
+        (i) => i.name === 'grpc.xds_client.resource_updates_invalid' && i.points.length > 0,
+      ),
+    );
+    const invalid = counted.metrics.instruments.find(
+      (i) => i.name === 'grpc.xds_client.resource_updates_invalid',
+    );
+    assert.deepEqual(invalid?.points, [
+      {
+        labels: {
+          'grpc.target': 'xds:///admin',
+          'grpc.xds.server': h.plane.address,
+          'grpc.xds.resource_type': 'envoy.config.cluster.v3.Cluster',
+        },
+        value: 1,
+      },
+    ]);
+    const connected = counted.metrics.instruments.find((i) => i.name === 'grpc.xds_client.connected');
+    assert.deepEqual(connected?.points, [
+      { labels: { 'grpc.target': 'xds:///admin', 'grpc.xds.server': h.plane.address }, value: 1 },
+    ]);
   });
 });

@@ -15,6 +15,7 @@ import {
   OK_STATUS,
   type PickArgs,
   parseAddress,
+  registerInstrument,
 } from '../../src/core/index.js';
 import {
   ChannelMetricsRecorder,
@@ -146,6 +147,35 @@ describe("the live view's metric values (one truth with the user's exporter)", (
       await otel.asValues(),
       'negative and NaN dropped alike',
     );
+  });
+
+  test("gauges: each read asks the callbacks for the value now, the last report per label set counting, as the SDK's collection does", async () => {
+    const gauge = registerInstrument({
+      name: 'lbtree.test.view_gauge',
+      description: 'a test gauge',
+      unit: '{thing}',
+      type: 'gauge',
+      labels: ['grpc.target', 'lbtree.test.key'],
+      optionalLabels: [],
+      enabledByDefault: false,
+    });
+    const otel = new OtelMetrics();
+    const recorder = metricsRecorderFor(TARGET, otel.options([gauge.name]))!;
+    let level = 7;
+    const remove = recorder.registerGaugeCallback([gauge], (r) => {
+      r.report(gauge, 1, { 'lbtree.test.key': 'a' });
+      r.report(gauge, level, { 'lbtree.test.key': 'a' });
+      r.report(gauge, 2, { 'lbtree.test.key': 'b' });
+    });
+    assert.deepEqual(valuesAsSdk(valuesOf(recorder)), await otel.asValues());
+    assert.deepEqual(valuesOf(recorder)[0]!.points, [
+      { labels: { 'grpc.target': TARGET, 'lbtree.test.key': 'a' }, value: 7 },
+      { labels: { 'grpc.target': TARGET, 'lbtree.test.key': 'b' }, value: 2 },
+    ]);
+    level = 3;
+    assert.equal((valuesOf(recorder)[0]!.points[0] as { value: number }).value, 3);
+    remove();
+    assert.deepEqual(valuesOf(recorder)[0]!.points, [], 'a removed callback reports nothing');
   });
 
   test('without a MeterProvider: the enabled metrics are recorded for the view only; the others stay off', () => {

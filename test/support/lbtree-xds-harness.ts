@@ -39,9 +39,12 @@ export class LbtreeXdsHarness extends XdsScenarios {
   }
 
   /** A channel to `xds:///service` on lbtree's resolver. */
-  channel(service: string): BackendClientType {
+  channel(service: string, options: Record<string, unknown> = {}): BackendClientType {
     return this.track(
-      new BackendClient(`xds:///${service}`, grpc.credentials.createInsecure(), FAST_RECONNECT),
+      new BackendClient(`xds:///${service}`, grpc.credentials.createInsecure(), {
+        ...FAST_RECONNECT,
+        ...options,
+      }),
     );
   }
 }
