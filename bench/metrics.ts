@@ -262,7 +262,7 @@ async function runCallgrind(): Promise<void> {
     // Instruction counts do not depend on the load, so a round counts the three channels at once.
     for (let r = 0; r < rounds; r++) {
       const figures = await Promise.all(MODES.map((mode) => callgrindIrPerRpc(mode, target, rpcs)));
-      MODES.forEach((mode, i) => ir[mode].push(figures[i]!.irPerRpc));
+      for (const [i, mode] of MODES.entries()) ir[mode].push(figures[i]!.irPerRpc);
       updates.push(figures[MODES.indexOf('on')]!.updates);
     }
   } finally {
