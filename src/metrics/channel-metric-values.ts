@@ -12,7 +12,8 @@ import type { BoundInstrument, GaugeRegistration, StatsPlugin } from './stats-pl
 
 /**
  * The OpenTelemetry SDK's default explicit bucket boundaries (the metrics SDK specification's default
- * histogram aggregation): the live view buckets histograms as a user's exporter receives them by default.
+ * histogram aggregation): the live view buckets a histogram with no recommended boundaries (A96's have them,
+ * handed to OpenTelemetry as advice) as a user's exporter receives it by default.
  */
 export const DEFAULT_HISTOGRAM_BOUNDARIES: readonly number[] = Object.freeze([
   0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000,
@@ -66,15 +67,20 @@ class HistogramSeries implements BoundInstrument {
   sum = 0;
   min = Number.POSITIVE_INFINITY;
   max = Number.NEGATIVE_INFINITY;
-  readonly counts = new Array<number>(DEFAULT_HISTOGRAM_BOUNDARIES.length + 1).fill(0);
-  constructor(readonly labels: MetricAttributesShape) {}
+  readonly counts: number[];
+  constructor(
+    readonly labels: MetricAttributesShape,
+    private readonly boundaries: readonly number[],
+  ) {
+    this.counts = new Array<number>(boundaries.length + 1).fill(0);
+  }
   record(value: number): void {
     if (!(value >= 0)) return;
     this.count++;
     this.sum += value;
     if (value < this.min) this.min = value;
     if (value > this.max) this.max = value;
-    const boundaries = DEFAULT_HISTOGRAM_BOUNDARIES;
+    const boundaries = this.boundaries;
     let i = 0;
     while (i < boundaries.length && value > boundaries[i]!) i++;
     this.counts[i]!++;
@@ -86,7 +92,7 @@ class HistogramSeries implements BoundInstrument {
       sum: this.sum,
       min: this.min,
       max: this.max,
-      buckets: { boundaries: DEFAULT_HISTOGRAM_BOUNDARIES, counts: this.counts.slice() },
+      buckets: { boundaries: this.boundaries, counts: this.counts.slice() },
     };
   }
 }
@@ -133,7 +139,7 @@ export class ChannelMetricValues implements StatsPlugin {
     if (series === undefined) {
       series =
         instrument.type === 'histogram'
-          ? new HistogramSeries(attributes)
+          ? new HistogramSeries(attributes, instrument.bucketBoundaries ?? DEFAULT_HISTOGRAM_BOUNDARIES)
           : new SumSeries(attributes, instrument.type === 'counter');
       byKey.set(key, series);
     }

@@ -18,10 +18,12 @@ import {
   registerInstrument,
 } from '../../src/core/index.js';
 import {
+  CALL_RETRIES,
   ChannelMetricsRecorder,
   DEFAULT_HISTOGRAM_BOUNDARIES,
   type HistogramPointValue,
   type InstrumentValues,
+  METHOD_LABEL,
   metricsRecorderFor,
 } from '../../src/metrics/index.js';
 import { WRR_ENDPOINT_WEIGHTS } from '../../src/policies/index.js';
@@ -147,6 +149,16 @@ describe("the live view's metric values (one truth with the user's exporter)", (
       await otel.asValues(),
       'negative and NaN dropped alike',
     );
+  });
+
+  test('a histogram with recommended boundaries (A96 grpc.client.call.retries: 1, 2, 3, 4, 5) is bucketed with them, as the SDK takes them as advice', async () => {
+    const otel = new OtelMetrics();
+    const recorder = metricsRecorderFor(TARGET, otel.options([CALL_RETRIES.name]))!;
+    const labels = { [METHOD_LABEL]: 'svc/Method' };
+    for (const v of [1, 2, 2, 5, 6]) recorder.recordHistogram(CALL_RETRIES, v, labels);
+    const point = valuesOf(recorder)[0]!.points[0] as HistogramPointValue;
+    assert.deepEqual(point.buckets, { boundaries: [1, 2, 3, 4, 5], counts: [1, 2, 0, 0, 1, 1] });
+    assert.deepEqual(valuesAsSdk(valuesOf(recorder)), await otel.asValues());
   });
 
   test("gauges: each read asks the callbacks for the value now, the last report per label set counting, as the SDK's collection does", async () => {
