@@ -12,11 +12,11 @@ import {
   type HealthEvent,
   type PickerEvent,
   RECORDING_FORMAT,
-  RECORDING_VERSION,
   type RecordedEvent,
   type Recording,
   type RecordingHeader,
   type SubchannelEvent,
+  SWITCH_EVENT_VERSION,
   type UpdateEvent,
 } from './recording-format.js';
 
@@ -143,6 +143,11 @@ export class FlightRecorder {
     this.push({ type: 'update', at: this.now(), ...update });
   }
 
+  /** grpc-js is switching the channel's root policy from `from` to `to` (`started`), or switched (`done`). */
+  rootSwitch(from: string, to: string, phase: 'started' | 'done'): void {
+    this.push({ type: 'switch', at: this.now(), from, to, phase });
+  }
+
   subchannelState(address: string, state: ConnectivityState, details?: string): void {
     this.push({
       type: 'subchannel',
@@ -255,9 +260,11 @@ export class FlightRecorder {
 
   /** The recording so far, with the current interval's calls. */
   snapshot(): Recording {
+    const ring = [...this.ring.slice(this.head), ...this.ring.slice(0, this.head)];
     const header: RecordingHeader = {
       format: RECORDING_FORMAT,
-      version: RECORDING_VERSION,
+      // The lowest version whose page the file follows: without a switch, readers of version 1 read it.
+      version: ring.some((e) => e.type === 'switch') ? SWITCH_EVENT_VERSION : 1,
       startedAt: this.startedAt,
       intervalMs: this.intervalMs,
       maxEvents: this.maxEvents,
@@ -271,7 +278,6 @@ export class FlightRecorder {
       ...b.health.values(),
       ...(b.picker ? [b.picker] : []),
     ].sort((x, y) => x.at - y.at);
-    const ring = [...this.ring.slice(this.head), ...this.ring.slice(0, this.head)];
     const endAt = this.now();
     const current = this.intervalTimer === null ? undefined : this.currentCalls(endAt);
     return { header, events: [...kept, ...ring, ...(current ? [current] : [])], endAt };
@@ -395,6 +401,7 @@ export class FlightRecorder {
         break;
       case 'calls':
       case 'timer':
+      case 'switch':
         break;
     }
   }

@@ -192,6 +192,12 @@ function readEvent(r: LineReader): RecordedEvent {
       r.string('address');
       if (typeof v.healthy !== 'boolean') r.fail('healthy', `expected true or false, got ${show(v.healthy)}`);
       return v as unknown as RecordedEvent;
+    case 'switch':
+      r.string('from');
+      r.string('to');
+      if (v.phase !== 'started' && v.phase !== 'done')
+        r.fail('phase', `expected "started" or "done", got ${show(v.phase)}`);
+      return v as unknown as RecordedEvent;
     case 'timer':
       r.number('setAt');
       r.number('delayMs');
@@ -222,7 +228,7 @@ function readEvent(r: LineReader): RecordedEvent {
     default:
       return r.fail(
         'type',
-        `expected update, subchannel, health, picker, calls, timer or end, got ${show(v.type)}`,
+        `expected update, switch, subchannel, health, picker, calls, timer or end, got ${show(v.type)}`,
       );
   }
 }

@@ -5,8 +5,10 @@
 import type { ConnectivityState } from '../core/index.js';
 
 export const RECORDING_FORMAT = 'lbtree-recording';
-/** The revision of docs/recording-format.md this code writes and reads. Newer files are refused. */
-export const RECORDING_VERSION = 1;
+/** The revision of docs/recording-format.md this code reads (and older ones). Newer files are refused. */
+export const RECORDING_VERSION = 2;
+/** The first version with `switch` events; a file without one is written as version 1, which older readers read. */
+export const SWITCH_EVENT_VERSION = 2;
 
 export interface RecordedStatus {
   readonly code: number;
@@ -196,8 +198,23 @@ export interface TimerEvent {
   readonly delayMs: number;
 }
 
+/**
+ * grpc-js switched the channel to another root policy (a service config naming another policy): it builds the
+ * new root beside the serving one (`started`; the new root's first update follows), and uses it from its
+ * first picker that is not CONNECTING, when it destroys the old root (`done`).
+ */
+export interface SwitchEvent {
+  readonly type: 'switch';
+  readonly at: number;
+  /** The root policy serving before the switch (its name as grpc-js knows it). */
+  readonly from: string;
+  readonly to: string;
+  readonly phase: 'started' | 'done';
+}
+
 export type RecordedEvent =
   | UpdateEvent
+  | SwitchEvent
   | SubchannelEvent
   | HealthEvent
   | PickerEvent

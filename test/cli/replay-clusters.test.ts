@@ -375,7 +375,7 @@ test('a recording’s routes are checked by line and field; a truncated or newer
     ),
   );
   refused(
-    text.replace('"version":1', '"version":2'),
-    /line 1: version: the file is format version 2; this lbtree reads version 1 and older/,
+    text.replace('"version":1', '"version":3'),
+    /line 1: version: the file is format version 3; this lbtree reads version 2 and older/,
   );
 });

@@ -236,7 +236,7 @@ test('lbtree simulate --replay prints recorded beside simulated, --html charts b
   assert.equal(refused.status, 1);
   assert.match(
     refused.stderr,
-    /line 1: version: the file is format version 7; this lbtree reads version 1 and older/,
+    /line 1: version: the file is format version 7; this lbtree reads version 2 and older/,
   );
   const mixed = run('--replay', file, '--scenario', 'x.yaml');
   assert.notEqual(mixed.status, 0);

@@ -123,7 +123,7 @@ test('format round trip: what export writes, readRecording reads back as the sam
   const lines = text.trimEnd().split('\n');
   const header = JSON.parse(lines[0]!);
   assert.equal(header.format, 'lbtree-recording');
-  assert.equal(header.version, RECORDING_VERSION);
+  assert.equal(header.version, 1, 'a file without a switch event is written as version 1');
   assert.equal(header.label, 'xds:///svc');
   assert.deepEqual(JSON.parse(lines.at(-1)!), { type: 'end', at: 10, events: 5 });
   const read = readRecording(text);
@@ -144,19 +144,51 @@ const header = (fields: Record<string, unknown> = {}) =>
   });
 
 test('a newer format version is refused, naming both versions', () => {
-  assert.equal(RECORDING_VERSION, 1);
-  const text = `${header({ version: 2 })}\n{"type":"end","at":0,"events":0}\n`;
+  assert.equal(RECORDING_VERSION, 2);
+  const text = `${header({ version: 3 })}\n{"type":"end","at":0,"events":0}\n`;
   assert.throws(
     () => readRecording(text, 'rec.jsonl'),
     (e: Error) =>
       e instanceof RecordingError &&
       e.message ===
-        'rec.jsonl: line 1: version: the file is format version 2; this lbtree reads version 1 and older: upgrade lbtree to replay it',
+        'rec.jsonl: line 1: version: the file is format version 3; this lbtree reads version 2 and older: upgrade lbtree to replay it',
   );
-  // The version it writes is read.
-  assert.equal(
-    readRecording(`${header({ version: 1 })}\n{"type":"end","at":0,"events":0}\n`).events.length,
-    0,
+  // The versions it writes are read.
+  for (const version of [1, 2]) {
+    assert.equal(
+      readRecording(`${header({ version })}\n{"type":"end","at":0,"events":0}\n`).events.length,
+      0,
+    );
+  }
+});
+
+test('a root policy switch is a switch event, and makes the file version 2 (a version 1 reader would refuse it)', () => {
+  const clock = new VirtualClock();
+  const recorder = new FlightRecorder({ clock });
+  recorder.update({ config: { lbtree_round_robin: {} }, endpoints: [{ addresses: ['10.0.0.1:80'] }] });
+  clock.advance(5);
+  recorder.rootSwitch('lbtree_round_robin', 'lbtree_pick_first', 'started');
+  recorder.update({ config: { lbtree_pick_first: {} }, endpoints: [{ addresses: ['10.0.0.1:80'] }] });
+  clock.advance(5);
+  recorder.rootSwitch('lbtree_round_robin', 'lbtree_pick_first', 'done');
+  const text = recorder.export();
+  assert.equal(JSON.parse(text.split('\n')[0]!).version, 2);
+  const read = readRecording(text);
+  assert.deepEqual(
+    read.events.map((e) => (e.type === 'switch' ? `${e.at} ${e.from} -> ${e.to} ${e.phase}` : e.type)),
+    [
+      'update',
+      '5 lbtree_round_robin -> lbtree_pick_first started',
+      'update',
+      '10 lbtree_round_robin -> lbtree_pick_first done',
+    ],
+  );
+  assert.throws(
+    () =>
+      readRecording(
+        `${header({ version: 2 })}\n{"type":"switch","at":1,"from":"a","to":"b","phase":"halfway"}\n{"type":"end","at":1,"events":1}\n`,
+      ),
+    /line 2: phase: expected "started" or "done", got "halfway"/,
   );
 });
 
@@ -212,7 +244,7 @@ test('bad fields are named by line and path', () => {
     ],
     [
       `${header()}\n{"type":"noise","at":0}\n${end(1)}`,
-      /line 2: type: expected update, subchannel, health, picker, calls, timer or end, got "noise"/,
+      /line 2: type: expected update, switch, subchannel, health, picker, calls, timer or end, got "noise"/,
     ],
     [`${header()}\n[1]\n${end(1)}`, /line 2: expected a JSON object, got \[1\]/],
   ];

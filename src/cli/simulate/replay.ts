@@ -370,6 +370,7 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
           recordedStates.push(event.state);
           break;
         case 'timer':
+        case 'switch':
           break;
       }
       syncNewFakes();
