@@ -53,7 +53,7 @@ export function createAdminHandler(options: AdminHandlerOptions = {}): AdminHand
       shares.set(channel, tracker);
     }
     const tree = describeSafely(channel);
-    return snapshotOf(channel, tree, tracker.sample(tree, now), now);
+    return snapshotOf(channel, tree, tracker.sample(tree, now), now, describeSafely(channel, true));
   };
   const list = () => ({ channels: registry.list().map((c) => summarize(c, describeSafely(c))) });
 
@@ -125,10 +125,13 @@ function sendRecording(response: ServerResponse, id: string, channel: Registered
   send(response, 200, 'application/x-ndjson; charset=utf-8', file);
 }
 
-/** A policy's describe() that throws shows as no tree rather than failing the page (or the channel). */
-function describeSafely(channel: RegisteredChannel): PolicyNode | undefined {
+/**
+ * A policy's describe() that throws shows as no tree rather than failing the page (or the channel).
+ * `pending`: the tree of the root grpc-js is switching the channel to, if it is switching.
+ */
+function describeSafely(channel: RegisteredChannel, pending = false): PolicyNode | undefined {
   try {
-    return channel.describe();
+    return pending ? channel.describePending?.() : channel.describe();
   } catch {
     return undefined;
   }

@@ -96,6 +96,11 @@ export interface PicksView {
 export interface ChannelSnapshot extends ChannelSummary {
   readonly at: string;
   readonly tree: PolicyView | null;
+  /**
+   * While grpc-js switches the channel to another root policy (a service config naming another policy): the
+   * new root's tree, which serves from its first state that is not CONNECTING; otherwise null.
+   */
+  readonly pending: PolicyView | null;
   readonly xds: XdsView | null;
   readonly picks: PicksView;
   readonly metrics: MetricsView;
@@ -118,9 +123,12 @@ export function snapshotOf(
   tree: PolicyNode | undefined,
   window: PickWindow,
   now: number,
+  pending?: PolicyNode,
 ): ChannelSnapshot {
   const counts = { picks: 0 };
   const view = tree === undefined ? null : viewOf(tree, '', window.shares, counts);
+  // The pending root serves no call yet: its subchannels' picks are not the channel's.
+  const pendingView = pending === undefined ? null : viewOf(pending, '', new Map(), { picks: 0 });
   let xds: XdsView | null = null;
   try {
     const dump = channel.xdsDump();
@@ -140,6 +148,7 @@ export function snapshotOf(
     ...summarize(channel, tree),
     at: iso(now),
     tree: view,
+    pending: pendingView,
     xds,
     picks: {
       total: counts.picks,

@@ -13,6 +13,8 @@ import type { XdsConfig } from '../xds/xds-config.js';
 export const CHANNEL_TARGET_OPTION = 'grpc.internal.lbtree.channel_target';
 /** A function returning the CSDS view of the channel's xDS client (`xds:` channels). */
 export const CHANNEL_XDS_DUMP_OPTION = 'grpc.internal.lbtree.xds_dump';
+/** A function returning the recorder the channel's xDS client records its metrics through (`xds:` channels). */
+export const CHANNEL_XDS_METRICS_OPTION = 'grpc.internal.lbtree.xds_client_metrics';
 
 /** One channel lbtree's root policy runs in, as the registry lists it. */
 export interface RegisteredChannel {
@@ -24,6 +26,11 @@ export interface RegisteredChannel {
   readonly createdAt: number;
   /** The root policy's tree now (undefined until its first update). */
   describe(): PolicyNode | undefined;
+  /**
+   * While grpc-js switches the channel to another root policy (a service config naming another policy), the
+   * new root's tree, which does not serve yet; otherwise undefined.
+   */
+  describePending?(): PolicyNode | undefined;
   /** The CSDS view of the channel's xDS client, or undefined for a channel without xDS. */
   xdsDump(): XdsClientDump | undefined;
   /** The XdsConfig (A74) of the channel's latest resolution, or undefined for a channel without xDS. */

@@ -172,6 +172,11 @@ export class GrpcHelperAdapter implements Helper {
   readonly trace: Trace;
   /** The channel's flight recording, set by the root policy while the channel records. */
   recording: ChannelRecording | null = null;
+  /**
+   * Whether grpc-js uses a picker published in `state` (set by the root policy: not a CONNECTING one of a
+   * root grpc-js is switching the channel to). The flight recording records only those.
+   */
+  publishes: (state: ConnectivityState) => boolean = () => true;
   /** A79: set from the first update's options (global plugins, the channel's own, its target), before the policy exists. */
   metricsRecorder: MetricsRecorder | undefined;
   /** What the root policy last reported (the live view's root node when the policy cannot describe itself). */
@@ -285,7 +290,7 @@ export class GrpcHelperAdapter implements Helper {
   }
 
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
-    this.recording?.picker(state, status);
+    if (this.publishes(state)) this.recording?.picker(state, status);
     this.lastState = state;
     this.lastStatus = status;
     this.grpc.updateState(

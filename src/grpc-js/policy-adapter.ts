@@ -14,23 +14,11 @@ import {
   status,
   TRANSIENT_FAILURE,
 } from '../core/index.js';
-import { ChannelMetricsRecorder, type InstrumentValues } from '../metrics/index.js';
 import { PRIORITY, WEIGHTED_TARGET } from '../policies/index.js';
-import type { FlightRecorder } from '../recorder/index.js';
-import type { XdsClientDump } from '../xds/client/dump.js';
-import { type XdsConfig, xdsConfigOf } from '../xds/xds-config.js';
-import { channelMetricsRecorder } from './channel-metrics.js';
-import { ChannelRecording } from './channel-recording.js';
-import {
-  CHANNEL_TARGET_OPTION,
-  CHANNEL_XDS_DUMP_OPTION,
-  liveChannels,
-  type RegisteredChannel,
-} from './channel-registry.js';
+import { type ChannelEntry, type ChannelRoot, channelEntryFor } from './channel-entry.js';
 import { fromGrpcEndpoints } from './endpoint-conversion.js';
 import { GrpcHelperAdapter, subchannelOptions } from './helper-adapter.js';
 import { logInvalidConfigOnce } from './invalid-config-log.js';
-import { recorderFor } from './recorded-channels.js';
 import { lbtreeTracer } from './tracers.js';
 
 /**
@@ -137,21 +125,18 @@ export function grpcPolicyClasses(
     }
   }
 
-  class LbtreeLoadBalancer implements experimental.LoadBalancer, RegisteredChannel {
+  class LbtreeLoadBalancer implements experimental.LoadBalancer, ChannelRoot {
     private readonly helper: GrpcHelperAdapter;
     private policy: LoadBalancer | null = null;
-    /** The flight recorder this root writes to, and whether it made it (`register({ recorder })`). */
-    private recording: { recorder: FlightRecorder; owned: boolean } | null = null;
-    // The channel registry's record (lbtree/admin): set on the first update, which says what the channel is.
-    readonly id = liveChannels.nextId();
-    readonly createdAt = Date.now();
-    target: string | undefined = undefined;
-    private xdsDumpSource: (() => XdsClientDump) | undefined = undefined;
-    private latestXdsConfig: XdsConfig | undefined = undefined;
-    private registered = false;
+    /** The channel's registry entry (lbtree/admin), shared with the roots grpc-js runs before and after this one. */
+    private readonly channel: ChannelEntry;
+    private attached = false;
+    readonly policyName = grpcName;
 
     constructor(grpcHelper: experimental.ChannelControlHelper) {
       this.helper = new GrpcHelperAdapter(grpcHelper, grpcName);
+      this.channel = channelEntryFor(grpcHelper);
+      this.helper.publishes = (state) => this.channel.publishes(this, state);
     }
 
     updateAddressList(
@@ -166,9 +151,14 @@ export function grpcPolicyClasses(
           return this.reject(`expected a ${grpcName} config, got ${lbConfig.getLoadBalancerName()}`);
         }
         const endpoints = fromGrpcEndpoints(endpointList);
-        const recording = this.record(channelOptions);
         // Listed from its first update, good or not: a channel failing from the start is one to look at.
-        this.register(channelOptions);
+        this.channel.noteOptions(channelOptions);
+        if (!this.attached) {
+          this.attached = true;
+          this.channel.attach(this);
+        }
+        const recording = this.channel.record(channelOptions);
+        this.helper.recording = recording;
         recording?.update(
           endpoints,
           lbConfig.toJsonObject(),
@@ -184,7 +174,7 @@ export function grpcPolicyClasses(
         }
         this.helper.channelOptions = subchannelOptions(channelOptions);
         if (!this.policy) {
-          this.helper.metricsRecorder = channelMetricsRecorder(channelOptions);
+          this.helper.metricsRecorder = this.channel.metricsRecorderFor(channelOptions);
           this.policy = factory.create(this.helper, registry);
         }
         return this.policy.update({
@@ -213,57 +203,14 @@ export function grpcPolicyClasses(
       return true;
     }
 
-    /** Starts, keeps or stops the channel's flight recording as the options say; returns it. */
-    private record(options: ChannelOptions): ChannelRecording | null {
-      const next = recorderFor(options, this.recording?.recorder ?? null);
-      if (next?.recorder !== this.recording?.recorder) {
-        this.recording = next;
-        this.helper.recording = next ? new ChannelRecording(next.recorder) : null;
-      }
-      return this.helper.recording;
-    }
-
     private fail(code: Code, details: string): void {
       const s = status(code, details);
       this.helper.updateState(TRANSIENT_FAILURE, s, new FailPicker(s));
     }
 
-    /** Lists the channel in the registry, with what its resolver tells of it (lbtree's resolvers only). */
-    private register(options: ChannelOptions): void {
-      const target = options[CHANNEL_TARGET_OPTION];
-      if (typeof target === 'string') this.target = target;
-      const dump = options[CHANNEL_XDS_DUMP_OPTION];
-      if (typeof dump === 'function') this.xdsDumpSource = dump as () => XdsClientDump;
-      this.latestXdsConfig = xdsConfigOf(options as Record<string | symbol, unknown>);
-      if (this.registered) return;
-      this.registered = true;
-      liveChannels.add(this);
-    }
-
     describe(): PolicyNode | undefined {
       if (this.policy === null) return undefined;
       return describeChild(this.policy, factory.name, this.helper.lastState, this.helper.lastStatus);
-    }
-
-    get recorder(): FlightRecorder | undefined {
-      return this.recording?.recorder;
-    }
-
-    metrics(): readonly InstrumentValues[] | undefined {
-      const recorder = this.helper.metricsRecorder;
-      return recorder instanceof ChannelMetricsRecorder ? recorder.values?.read() : undefined;
-    }
-
-    exportRecording(): string | undefined {
-      return this.recording?.recorder.export();
-    }
-
-    xdsDump(): XdsClientDump | undefined {
-      return this.xdsDumpSource?.();
-    }
-
-    xdsConfig(): XdsConfig | undefined {
-      return this.latestXdsConfig;
     }
 
     exitIdle(): void {
@@ -275,9 +222,9 @@ export function grpcPolicyClasses(
     destroy(): void {
       this.policy?.destroy();
       this.policy = null;
-      this.recording = null;
       this.helper.recording = null;
-      liveChannels.remove(this);
+      this.attached = false;
+      this.channel.detach(this);
     }
     getTypeName(): string {
       return grpcName;

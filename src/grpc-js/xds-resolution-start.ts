@@ -38,6 +38,8 @@ export interface XdsChannelResolution {
   stop(): void;
   /** The CSDS view of the shared client the channel resolves on (the live view shows it). */
   readonly dump: () => XdsClientDump;
+  /** The recorder the shared client records its metrics through (the first channel's), for the live view. */
+  readonly clientMetrics: () => MetricsRecorder | undefined;
 }
 
 /** Some server list of the bootstrap has a server to fall back to (A71). */
@@ -95,6 +97,7 @@ export function startXdsResolution(
     loadReporting: lease.loadReporting,
     requestReresolution: () => resolution.requestReresolution(),
     dump: () => lease.client.dump(),
+    clientMetrics: () => lease.client.metricsRecorder,
     stop: () => {
       resolution.destroy();
       lease.release();

@@ -38,7 +38,11 @@ import {
   canonicalTarget,
   channelMetricsRecorder,
 } from './channel-metrics.js';
-import { CHANNEL_TARGET_OPTION, CHANNEL_XDS_DUMP_OPTION } from './channel-registry.js';
+import {
+  CHANNEL_TARGET_OPTION,
+  CHANNEL_XDS_DUMP_OPTION,
+  CHANNEL_XDS_METRICS_OPTION,
+} from './channel-registry.js';
 import { registerCsdsAdminService } from './csds-service.js';
 import { HASH_PICK_INFO_KEY } from './picker-adapter.js';
 import type { XdsChannelResolution } from './xds-resolution-start.js';
@@ -558,6 +562,7 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
       attributes[XDS_CERTIFICATE_PROVIDERS_OPTION] = this.resolution.certificateProviders;
       attributes[XDS_TRANSPORT_SECURITY_REGISTRY_ARG] = this.resolution.transportSecurity;
       attributes[CHANNEL_XDS_DUMP_OPTION] = this.resolution.dump;
+      attributes[CHANNEL_XDS_METRICS_OPTION] = this.resolution.clientMetrics;
       // A27: xds_cluster_impl of a cluster with lrs_server counts into the client's load stores.
       attributes[XDS_LOAD_REPORTING_ARG] = this.resolution.loadReporting;
     }

@@ -154,13 +154,14 @@ export class ChannelMetricValues implements StatsPlugin {
   /**
    * Every enabled instrument, in registry order, with its points ordered by their labels. Gauges are read
    * now: each callback is asked for its current values, the last report per label set counting (as an
-   * OpenTelemetry collection does). A callback that throws adds nothing.
+   * OpenTelemetry collection does). A callback that throws adds nothing. `only`: the instruments to read
+   * (default every enabled one).
    */
-  read(): InstrumentValues[] {
+  read(only?: ReadonlySet<InstrumentDescriptor>): InstrumentValues[] {
     const gaugeValues = this.readGauges();
     const out: InstrumentValues[] = [];
     for (const instrument of registeredInstruments()) {
-      if (!this.isEnabled(instrument)) continue;
+      if (!this.isEnabled(instrument) || (only !== undefined && !only.has(instrument))) continue;
       let points: (MetricPointValue | HistogramPointValue)[];
       if (instrument.type === 'gauge') {
         points = [...(gaugeValues.get(instrument.index)?.values() ?? [])];

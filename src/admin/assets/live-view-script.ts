@@ -158,6 +158,10 @@ export const LIVE_VIEW_SCRIPT = `'use strict';
     tree.appendChild(el('h2', null, 'Load balancing tree'));
     if (snap.tree) tree.appendChild(renderNode(snap.tree));
     else tree.appendChild(el('p', 'empty', 'The root policy has not had its first update yet.'));
+    if (snap.pending) {
+      tree.appendChild(el('h2', null, 'Switching to (not serving yet)'));
+      tree.appendChild(renderNode(snap.pending));
+    }
     renderXds(snap.xds);
     renderMetrics(snap.metrics);
   }

@@ -2,7 +2,7 @@
 // through the MetricsRecorder the first channel with one hands it (A79: a client shared by channels uses the
 // first channel's stats plugins).
 
-import { registerInstrument, TARGET_LABEL } from '../../core/index.js';
+import { type InstrumentDescriptor, registerInstrument, TARGET_LABEL } from '../../core/index.js';
 import type { CacheEntry } from './cache-entry.js';
 
 export const XDS_SERVER_LABEL = 'grpc.xds.server';
@@ -55,6 +55,15 @@ export const XDS_CLIENT_RESOURCES = registerInstrument({
   optionalLabels: [],
   enabledByDefault: false,
 });
+
+/** Every instrument the XdsClient records (a channel sharing the client shows these from the client's recorder). */
+export const XDS_CLIENT_INSTRUMENTS: ReadonlySet<InstrumentDescriptor> = new Set<InstrumentDescriptor>([
+  XDS_CLIENT_CONNECTED,
+  XDS_CLIENT_SERVER_FAILURE,
+  XDS_CLIENT_RESOURCE_UPDATES_VALID,
+  XDS_CLIENT_RESOURCE_UPDATES_INVALID,
+  XDS_CLIENT_RESOURCES,
+]);
 
 const TYPE_URL_PREFIX = 'type.googleapis.com/';
 

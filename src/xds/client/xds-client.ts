@@ -169,6 +169,11 @@ export class XdsClient implements XdsWatcher {
    * A78: records the client's metrics through `recorder` from now on. The first recorder stays (A79: a client
    * shared by several channels uses the first channel's stats plugins); later ones are ignored.
    */
+  /** The recorder the client's metrics go through (the first channel's), or undefined before one is given. */
+  get metricsRecorder(): MetricsRecorder | undefined {
+    return this.metrics;
+  }
+
   useMetricsRecorder(recorder: MetricsRecorder): void {
     if (this.metrics !== undefined || this.closed) return;
     this.metrics = recorder;

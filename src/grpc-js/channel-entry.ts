@@ -1,0 +1,172 @@
+import { type ChannelOptions, experimental } from '@grpc/grpc-js';
+import { CONNECTING, type ConnectivityState, type MetricsRecorder, type PolicyNode } from '../core/index.js';
+import { ChannelMetricsRecorder, type InstrumentValues } from '../metrics/index.js';
+import type { FlightRecorder } from '../recorder/index.js';
+import type { XdsClientDump } from '../xds/client/dump.js';
+import { type XdsConfig, xdsConfigOf } from '../xds/xds-config.js';
+import { CHANNEL_METRICS_RECORDER_OPTION, channelMetricsRecorder } from './channel-metrics.js';
+import { ChannelRecording } from './channel-recording.js';
+import {
+  CHANNEL_TARGET_OPTION,
+  CHANNEL_XDS_DUMP_OPTION,
+  CHANNEL_XDS_METRICS_OPTION,
+  liveChannels,
+  type RegisteredChannel,
+} from './channel-registry.js';
+import { recorderFor } from './recorded-channels.js';
+import { channelInstrumentValues } from './xds-client-metric-values.js';
+
+/** A root policy of a channel, as the channel's entry sees it. */
+export interface ChannelRoot {
+  /** The policy's name as grpc-js knows it (`lbtree_round_robin`, `xds_cluster_manager_experimental`, …). */
+  readonly policyName: string;
+  /** The root's tree now (undefined until its first update). */
+  describe(): PolicyNode | undefined;
+}
+
+/**
+ * One grpc-js channel in the registry, for the channel's whole life. grpc-js makes a new root policy when a
+ * service config names another policy, and runs it beside the old one until the new one leaves CONNECTING
+ * (its ChildLoadBalancerHandler then destroys the old root); it makes a new root again when the channel leaves
+ * IDLE. Every root of the channel attaches to this entry: one id, one flight recording (a switch is an event in
+ * it), one set of live-view metric values.
+ */
+export class ChannelEntry implements RegisteredChannel {
+  readonly id = liveChannels.nextId();
+  readonly createdAt = Date.now();
+  target: string | undefined = undefined;
+  /** The roots running now, oldest first: the first serves the channel, a second is the one grpc-js switches to. */
+  private readonly roots: ChannelRoot[] = [];
+  private listed = false;
+  private xdsDumpSource: (() => XdsClientDump) | undefined = undefined;
+  private xdsMetricsSource: (() => MetricsRecorder | undefined) | undefined = undefined;
+  private latestXdsConfig: XdsConfig | undefined = undefined;
+  private metricsRecorder: MetricsRecorder | undefined = undefined;
+  /** The flight recorder the channel writes to, whether the channel made it (`register({ recorder })`), and the writer. */
+  private recording: { recorder: FlightRecorder; owned: boolean; writer: ChannelRecording } | null = null;
+
+  /**
+   * `root` runs in the channel from now on. A second root is the one grpc-js switches the channel to: the
+   * recording says so. The first root lists the channel (again, after the channel was idle).
+   */
+  attach(root: ChannelRoot): void {
+    if (this.roots.includes(root)) return;
+    this.roots.push(root);
+    if (this.roots.length > 1) {
+      this.recording?.recorder.rootSwitch(this.roots[0]!.policyName, root.policyName, 'started');
+    }
+    if (!this.listed) {
+      this.listed = true;
+      liveChannels.add(this);
+    }
+  }
+
+  /**
+   * `root` was destroyed. When it served and a newer root is left, grpc-js now uses that one (the switch is
+   * done); when none is left, the channel is closed or idle and leaves the list (a root it makes later lists
+   * it again, under the same id).
+   */
+  detach(root: ChannelRoot): void {
+    const at = this.roots.indexOf(root);
+    if (at < 0) return;
+    this.roots.splice(at, 1);
+    const serving = this.roots[0];
+    if (at === 0 && serving !== undefined) {
+      this.recording?.recorder.rootSwitch(root.policyName, serving.policyName, 'done');
+    }
+    if (this.roots.length === 0 && this.listed) {
+      this.listed = false;
+      liveChannels.remove(this);
+    }
+  }
+
+  /**
+   * Whether grpc-js uses a picker `root` publishes in `state`: the serving root's always; the root it switches
+   * to, from its first picker that is not CONNECTING (which makes grpc-js switch).
+   */
+  publishes(root: ChannelRoot, state: ConnectivityState): boolean {
+    return this.roots[0] === root || state !== CONNECTING;
+  }
+
+  /** Takes what an update's options tell of the channel (lbtree's resolvers say its target and xDS client). */
+  noteOptions(options: ChannelOptions): void {
+    const target = options[CHANNEL_TARGET_OPTION];
+    if (typeof target === 'string') this.target = target;
+    const dump = options[CHANNEL_XDS_DUMP_OPTION];
+    if (typeof dump === 'function') this.xdsDumpSource = dump as () => XdsClientDump;
+    const xdsMetrics = options[CHANNEL_XDS_METRICS_OPTION];
+    if (typeof xdsMetrics === 'function') {
+      this.xdsMetricsSource = xdsMetrics as () => MetricsRecorder | undefined;
+    }
+    this.latestXdsConfig = xdsConfigOf(options as Record<string | symbol, unknown>);
+  }
+
+  /**
+   * The recorder a new root records its metrics through: the resolver's when it made one (an `xds:` channel's,
+   * shared with its xDS client), else the channel's own, made once, so values carry on across a root switch.
+   */
+  metricsRecorderFor(options: ChannelOptions): MetricsRecorder | undefined {
+    const made: unknown = options[CHANNEL_METRICS_RECORDER_OPTION];
+    if (made instanceof ChannelMetricsRecorder) this.metricsRecorder = made;
+    else this.metricsRecorder ??= channelMetricsRecorder(options);
+    return this.metricsRecorder;
+  }
+
+  /** Starts, keeps or stops the channel's flight recording as an update's options say; returns its writer. */
+  record(options: ChannelOptions): ChannelRecording | null {
+    const next = recorderFor(options, this.recording?.recorder ?? null);
+    if (next?.recorder !== this.recording?.recorder) {
+      this.recording = next ? { ...next, writer: new ChannelRecording(next.recorder) } : null;
+    }
+    return this.recording?.writer ?? null;
+  }
+
+  describe(): PolicyNode | undefined {
+    return this.roots[0]?.describe();
+  }
+
+  /** The tree of the root grpc-js is switching the channel to, while it is not serving yet. */
+  describePending(): PolicyNode | undefined {
+    return this.roots.at(-1) === this.roots[0] ? undefined : this.roots.at(-1)?.describe();
+  }
+
+  get recorder(): FlightRecorder | undefined {
+    return this.recording?.recorder;
+  }
+
+  metrics(): readonly InstrumentValues[] | undefined {
+    return channelInstrumentValues(this.metricsRecorder, this.xdsMetricsSource?.());
+  }
+
+  exportRecording(): string | undefined {
+    return this.recording?.recorder.export();
+  }
+
+  xdsDump(): XdsClientDump | undefined {
+    return this.xdsDumpSource?.();
+  }
+
+  xdsConfig(): XdsConfig | undefined {
+    return this.latestXdsConfig;
+  }
+}
+
+/** Per grpc-js ChildLoadBalancerHandler running a channel's roots: the channel's entry. */
+const entries = new WeakMap<object, ChannelEntry>();
+
+/**
+ * The entry of the channel a root with this grpc-js helper runs in. grpc-js gives each root its own helper
+ * (and tells an LB policy neither its channel nor its channelz ref), but every helper it gives the roots of
+ * one channel belongs to the one ChildLoadBalancerHandler that runs them: that handler is the channel's key.
+ * A helper of another kind (a test's, or a later grpc-js's) gets an entry of its own, as every root did before.
+ */
+export function channelEntryFor(helper: experimental.ChannelControlHelper): ChannelEntry {
+  const handler: unknown = (helper as { parent?: unknown }).parent;
+  if (!(handler instanceof experimental.ChildLoadBalancerHandler)) return new ChannelEntry();
+  let entry = entries.get(handler);
+  if (entry === undefined) {
+    entry = new ChannelEntry();
+    entries.set(handler, entry);
+  }
+  return entry;
+}
