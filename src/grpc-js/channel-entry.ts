@@ -38,6 +38,8 @@ export class ChannelEntry implements RegisteredChannel {
   /** The roots running now, oldest first: the first serves the channel, a second is the one grpc-js switches to. */
   private readonly roots: ChannelRoot[] = [];
   private listed = false;
+  /** The root grpc-js is switching to, from its first picker that is not CONNECTING until the old root goes. */
+  private switchingTo: ChannelRoot | undefined = undefined;
   private xdsDumpSource: (() => XdsClientDump) | undefined = undefined;
   private xdsMetricsSource: (() => MetricsRecorder | undefined) | undefined = undefined;
   private latestXdsConfig: XdsConfig | undefined = undefined;
@@ -62,18 +64,19 @@ export class ChannelEntry implements RegisteredChannel {
   }
 
   /**
-   * `root` was destroyed. When it served and a newer root is left, grpc-js now uses that one (the switch is
-   * done); when none is left, the channel is closed or idle and leaves the list (a root it makes later lists
+   * `root` was destroyed. When grpc-js destroyed the serving root to switch to the next one, the switch is
+   * done. When no root is left, the channel is closed or idle and leaves the list (a root it makes later lists
    * it again, under the same id).
    */
   detach(root: ChannelRoot): void {
     const at = this.roots.indexOf(root);
     if (at < 0) return;
     this.roots.splice(at, 1);
-    const serving = this.roots[0];
-    if (at === 0 && serving !== undefined) {
-      this.recording?.recorder.rootSwitch(root.policyName, serving.policyName, 'done');
+    const next = this.roots[0];
+    if (at === 0 && next !== undefined && next === this.switchingTo) {
+      this.recording?.recorder.rootSwitch(root.policyName, next.policyName, 'done');
     }
+    if (at === 0 || root === this.switchingTo) this.switchingTo = undefined;
     if (this.roots.length === 0 && this.listed) {
       this.listed = false;
       liveChannels.remove(this);
@@ -85,7 +88,12 @@ export class ChannelEntry implements RegisteredChannel {
    * to, from its first picker that is not CONNECTING (which makes grpc-js switch).
    */
   publishes(root: ChannelRoot, state: ConnectivityState): boolean {
-    return this.roots[0] === root || state !== CONNECTING;
+    if (this.roots[0] === root) return true;
+    if (state === CONNECTING) return false;
+    // grpc-js switches to this root now: it destroys the serving one before it takes this picker. (A channel
+    // closed or gone idle mid-switch destroys both roots, and no switch is done.)
+    this.switchingTo = root;
+    return true;
   }
 
   /** Takes what an update's options tell of the channel (lbtree's resolvers say its target and xDS client). */

@@ -39,9 +39,8 @@ export interface ChannelRecordingEntry {
 
 /**
  * Every recorder a live channel writes to now, oldest first: per-channel ones and `register({ recorder })`'s.
- * Read from `liveChannels`, the one registry: a recorder appears once however many roots write to it (grpc-js
- * runs two roots of a channel while it switches policy; an application may give one recorder to several
- * channels).
+ * Read from `liveChannels`, the one registry: a recorder appears once however many channels write to it (an
+ * application may give one recorder to several channels).
  *
  * @deprecated Use `liveChannels.list()`: each channel's entry carries its `recorder` (undefined when it does
  * not record) and `exportRecording()`.

@@ -20,8 +20,8 @@ import {
 
 type Listener = experimental.ConnectivityStateListener;
 
-/** A grpc-js subchannel that goes READY when asked to connect. */
-function fakeSubchannel(): experimental.SubchannelInterface {
+/** A grpc-js subchannel that goes READY when asked to connect (or, `hangs`, CONNECTING for good). */
+function fakeSubchannel(hangs = false): experimental.SubchannelInterface {
   let state = connectivityState.IDLE;
   const listeners = new Set<Listener>();
   const fake = {
@@ -30,8 +30,8 @@ function fakeSubchannel(): experimental.SubchannelInterface {
     removeConnectivityStateListener: (l: Listener) => listeners.delete(l),
     startConnecting: () => {
       const previous = state;
-      state = connectivityState.READY;
-      for (const l of [...listeners]) l(fake as never, previous, state, 0);
+      state = hangs ? connectivityState.CONNECTING : connectivityState.READY;
+      if (state !== previous) for (const l of [...listeners]) l(fake as never, previous, state, 0);
     },
     isHealthy: () => true,
     addHealthStateWatcher: () => {},
@@ -166,4 +166,101 @@ test('a recorded channel dropped without close() leaves the live view and record
     recordedChannels().filter((r) => r.id === Number(id)),
     [],
   );
+});
+
+test('a channel that goes idle leaves the list and comes back under the same id, its recording going on', () => {
+  register();
+  const recorder = new FlightRecorder({ label: 'endpoints:one-registry-idle' });
+  const options = { [FLIGHT_RECORDER_OPTION]: recorder };
+  // grpc-js's channel destroys its root when it goes idle and gives the same handler a new one when it leaves idle.
+  const handler = rootOf('endpoints:one-registry-idle', options);
+  const [entry] = listed('endpoints:one-registry-idle');
+  assert.ok(entry);
+  handler.destroy();
+  assert.deepEqual(listed('endpoints:one-registry-idle'), []);
+  handler.updateAddressList(
+    experimental.statusOrFromValue([{ addresses: [{ host: '10.0.0.3', port: 80 }] }]),
+    experimental.parseLoadBalancingConfig({ lbtree_round_robin: {} }),
+    { ...options, [CHANNEL_TARGET_OPTION]: 'endpoints:one-registry-idle' },
+    '',
+  );
+  try {
+    assert.deepEqual(
+      listed('endpoints:one-registry-idle').map((c) => c.id),
+      [entry.id],
+    );
+    const updates = readRecording(recorder.export()).events.filter((e) => e.type === 'update');
+    assert.equal(updates.length, 2, 'the updates before and after idle, in one recording');
+  } finally {
+    handler.destroy();
+  }
+});
+
+test('a root switch: one entry, the pending tree while it connects; a channel closed mid-switch records no switch done', () => {
+  register();
+  const recorder = new FlightRecorder({ label: 'endpoints:one-registry-switch' });
+  const options = {
+    [FLIGHT_RECORDER_OPTION]: recorder,
+    [CHANNEL_TARGET_OPTION]: 'endpoints:one-registry-switch',
+  };
+  const states: string[] = [];
+  const handler = new experimental.ChildLoadBalancerHandler({
+    createSubchannel: (address) => fakeSubchannel('host' in address && address.host === '10.0.0.9'),
+    updateState: (state) => {
+      states.push(connectivityState[state]);
+    },
+    requestReresolution: () => {},
+    addChannelzChild: () => {},
+    removeChannelzChild: () => {},
+  });
+  const update = (policy: string, host: string) =>
+    handler.updateAddressList(
+      experimental.statusOrFromValue([{ addresses: [{ host, port: 80 }] }]),
+      experimental.parseLoadBalancingConfig({ [policy]: {} }),
+      options,
+      '',
+    );
+  const switches = () =>
+    readRecording(recorder.export())
+      .events.filter((e) => e.type === 'switch')
+      .map((e) => (e.type === 'switch' ? `${e.from} -> ${e.to} ${e.phase}` : ''));
+  update('lbtree_round_robin', '10.0.0.1');
+  const [entry] = listed('endpoints:one-registry-switch');
+  assert.ok(entry);
+  assert.equal(states.at(-1), 'READY');
+
+  // To pick_first on an address that stays CONNECTING: the round_robin root keeps serving.
+  update('lbtree_pick_first', '10.0.0.9');
+  assert.deepEqual(
+    listed('endpoints:one-registry-switch').map((c) => c.id),
+    [entry.id],
+  );
+  assert.match(entry.describe()?.policy ?? '', /round_robin/);
+  assert.match(entry.describePending?.()?.policy ?? '', /pick_first/);
+  assert.deepEqual(switches(), ['lbtree_round_robin -> lbtree_pick_first started']);
+  // Then an address that connects: pick_first goes READY and grpc-js switches.
+  update('lbtree_pick_first', '10.0.0.2');
+  assert.match(entry.describe()?.policy ?? '', /pick_first/);
+  assert.equal(entry.describePending?.(), undefined);
+  assert.deepEqual(switches(), [
+    'lbtree_round_robin -> lbtree_pick_first started',
+    'lbtree_round_robin -> lbtree_pick_first done',
+  ]);
+  assert.equal(
+    readRecording(recorder.export()).events.filter((e) => e.type === 'picker' && e.state === 'CONNECTING')
+      .length,
+    states.filter((s) => s === 'CONNECTING').length,
+    'the pickers recorded are the ones grpc-js took',
+  );
+
+  // Back to round_robin on the hanging address, and the channel closes mid-switch: no switch is done.
+  update('lbtree_round_robin', '10.0.0.9');
+  assert.equal(switches().length, 3);
+  handler.destroy();
+  assert.deepEqual(switches(), [
+    'lbtree_round_robin -> lbtree_pick_first started',
+    'lbtree_round_robin -> lbtree_pick_first done',
+    'lbtree_pick_first -> lbtree_round_robin started',
+  ]);
+  assert.deepEqual(listed('endpoints:one-registry-switch'), []);
 });
