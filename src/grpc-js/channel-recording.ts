@@ -1,6 +1,7 @@
 import { experimental, type status as GrpcStatus, type Metadata } from '@grpc/grpc-js';
 import {
   addressKey,
+  type CallMetadata,
   type CancelTimer,
   type ChannelArgs,
   type ConnectivityState,
@@ -15,17 +16,24 @@ import {
   type StatusOr,
   TRANSIENT_FAILURE,
 } from '../core/index.js';
+import { requestHeaderValue } from '../hash/index.js';
 import type {
   EndpointCalls,
   FlightRecorder,
   RecordedCluster,
   RecordedEndpoint,
+  RecordedHeaderMatch,
   RecordedRoute,
+  RecordedRouteMatch,
   UpdateEvent,
 } from '../recorder/index.js';
-import { XDS_CLUSTER_CALL_ATTRIBUTE, XDS_ROUTE_CALL_ATTRIBUTE } from '../xds/call-attributes.js';
-import type { XdsRoute } from '../xds/resources/types.js';
-import { xdsClustersOf, xdsConfigOf } from '../xds/xds-config.js';
+import {
+  XDS_CLUSTER_CALL_ATTRIBUTE,
+  XDS_PATH_CALL_ATTRIBUTE,
+  XDS_ROUTE_CALL_ATTRIBUTE,
+} from '../xds/call-attributes.js';
+import type { XdsHeaderMatcher, XdsRoute, XdsRouteMatch } from '../xds/resources/types.js';
+import { XDS_CHANNEL_ID_ATTRIBUTE, xdsClustersOf, xdsConfigOf } from '../xds/xds-config.js';
 import { readBackendMetrics } from './backend-metrics.js';
 import { fromGrpcState } from './connectivity.js';
 import { FLIGHT_RECORDER_OPTION } from './recorded-channels.js';
@@ -46,6 +54,9 @@ export class ChannelRecording {
   /** The last state recorded per address. */
   private readonly states = new Map<string, ConnectivityState>();
 
+  /** The values of the recorder's call class headers for the call being picked (reused: no allocation). */
+  private readonly classValues: (string | undefined)[] = [];
+
   constructor(readonly recorder: FlightRecorder) {}
 
   update(
@@ -56,6 +67,7 @@ export class ChannelRecording {
   ): void {
     const clusters = xdsClustersOf(attributes);
     const routes = xdsConfigOf(attributes)?.virtualHost.routes;
+    const channelId = attributes[XDS_CHANNEL_ID_ATTRIBUTE];
     const event: Omit<UpdateEvent, 'type' | 'at'> = {
       config,
       ...(endpoints.ok
@@ -67,6 +79,7 @@ export class ChannelRecording {
         ? { xdsClusters: [...clusters.clusters].map(([name, c]) => recordedCluster(name, c)) }
         : {}),
       ...(routes ? { xdsRoutes: routes.map(recordedRoute) } : {}),
+      ...(typeof channelId === 'bigint' ? { xdsChannelId: channelId.toString() } : {}),
     };
     this.recorder.update(event);
   }
@@ -147,11 +160,23 @@ export class ChannelRecording {
     };
   }
 
-  /** Counts the pick under the xDS route and cluster of its call, when the config selector named them. */
-  routePicked(pickInfo: Readonly<Record<string, string>>): void {
+  /**
+   * Counts the pick under the xDS route and cluster of its call, when the config selector named them, and
+   * under its call class: its path and the values of the headers the routes match or hash on.
+   */
+  routePicked(pickInfo: Readonly<Record<string, string>>, metadata: CallMetadata): void {
     const route = pickInfo[XDS_ROUTE_CALL_ATTRIBUTE];
     const child = pickInfo[XDS_CLUSTER_CALL_ATTRIBUTE];
-    if (typeof route === 'string' && typeof child === 'string') this.recorder.routePicked(route, child);
+    if (typeof route !== 'string' || typeof child !== 'string') return;
+    const recorder = this.recorder;
+    recorder.routePicked(route, child);
+    const path = pickInfo[XDS_PATH_CALL_ATTRIBUTE];
+    if (typeof path !== 'string') return;
+    const names = recorder.callClassHeaders;
+    const values = this.classValues;
+    values.length = names.length;
+    for (let i = 0; i < names.length; i++) values[i] = requestHeaderValue(metadata, names[i]!);
+    recorder.callClassPicked(route, child, path, values);
   }
 
   pickFailed(dropped: boolean): void {
@@ -242,14 +267,48 @@ function recordedCluster(
   };
 }
 
-/** A route as the recording keeps it: its cluster choice, and its match described for people. */
+/**
+ * A route as the recording keeps it: its match (described for people, and as the config selector applies it),
+ * its cluster choice and its hash policies.
+ */
 function recordedRoute(route: XdsRoute): RecordedRoute {
   const action = route.action;
   const match = describeMatch(route);
-  if (action.kind === 'cluster') return { match, cluster: action.cluster };
-  if (action.kind === 'weighted_clusters')
-    return { match, weightedClusters: action.clusters.map((c) => ({ name: c.name, weight: c.weight })) };
-  return { match, nonForwarding: action.action };
+  const matcher = recordedMatch(route.match);
+  if (action.kind === 'non_forwarding') return { match, matcher, nonForwarding: action.action };
+  const hashPolicies =
+    action.hashPolicies.length > 0 ? { hashPolicies: action.hashPolicies.map((p) => ({ ...p })) } : {};
+  if (action.kind === 'cluster') return { match, matcher, cluster: action.cluster, ...hashPolicies };
+  return {
+    match,
+    matcher,
+    weightedClusters: action.clusters.map((c) => ({ name: c.name, weight: c.weight })),
+    ...hashPolicies,
+  };
+}
+
+function recordedMatch(m: XdsRouteMatch): RecordedRouteMatch {
+  const p = m.path;
+  return {
+    path:
+      p.kind === 'safe_regex'
+        ? { kind: 'safe_regex', regex: p.regex.pattern() }
+        : { kind: p.kind, value: p.kind === 'prefix' ? p.prefix : p.path, caseSensitive: p.caseSensitive },
+    headers: m.headers.map(recordedHeaderMatch),
+    ...(m.runtimeFractionPerMillion !== undefined
+      ? { runtimeFractionPerMillion: m.runtimeFractionPerMillion }
+      : {}),
+  };
+}
+
+function recordedHeaderMatch(h: XdsHeaderMatcher): RecordedHeaderMatch {
+  const base = { name: h.name, invert: h.invert };
+  const m = h.match;
+  if (m.kind === 'present') return { ...base, kind: 'present', present: m.present };
+  if (m.kind === 'range') return { ...base, kind: 'range', start: String(m.start), end: String(m.end) };
+  const s = m.matcher;
+  if (s.kind === 'safe_regex') return { ...base, kind: 'safe_regex', regex: s.regex.pattern() };
+  return { ...base, kind: s.kind, value: s.value, ignoreCase: s.ignoreCase };
 }
 
 function describeMatch(route: XdsRoute): string {

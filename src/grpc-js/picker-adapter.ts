@@ -80,7 +80,8 @@ export class GrpcPickerAdapter implements experimental.Picker {
     args.extraPickInfo = pickArgs.extraPickInfo;
     const result = this.picker.pick(args);
     // The route the call took (xDS channels), counted for every pick the recorder counts: all but queued ones.
-    if (this.recording !== null && result.type !== 'queue') this.recording.routePicked(args.extraPickInfo);
+    if (this.recording !== null && result.type !== 'queue')
+      this.recording.routePicked(args.extraPickInfo, args.metadata);
     if (result.type === 'complete') {
       const handle = result.subchannel as GrpcSubchannelHandle;
       handle.picks++;

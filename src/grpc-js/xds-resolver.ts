@@ -25,13 +25,14 @@ import {
   XDS_OVERRIDE_HOST_CALL_ATTRIBUTE,
   XDS_ROUTE_CALL_ATTRIBUTE,
 } from '../xds/balancer/index.js';
+import { XDS_PATH_CALL_ATTRIBUTE } from '../xds/call-attributes.js';
 import { XDS_LOAD_REPORTING_ARG } from '../xds/load-store.js';
 import type { FaultInjector } from '../xds/resolver/fault-injection.js';
 import type { StatefulSessionCall } from '../xds/resolver/stateful-session.js';
 import type { CallRouter, XdsResolutionResult } from '../xds/resolver/xds-resolution.js';
 import type { XdsRetryPolicy } from '../xds/resources/types.js';
 import { XDS_TRANSPORT_SECURITY_REGISTRY_ARG } from '../xds/transport-security.js';
-import { XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
+import { XDS_CHANNEL_ID_ATTRIBUTE, XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
 import { CALL_RETRY_TRACER, callEndFilter, type TrackedPickInfo } from './call-retry-tracking.js';
 import {
   CHANNEL_METRICS_RECORDER_OPTION,
@@ -171,6 +172,7 @@ class DeferredRouteFilter extends experimental.BaseFilter {
     const pickInformation: Record<string | symbol, unknown> = {
       [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
       [XDS_ROUTE_CALL_ATTRIBUTE]: selection.route,
+      [XDS_PATH_CALL_ATTRIBUTE]: this.method,
       [HASH_PICK_INFO_KEY]: selection.hash,
     };
     if (selection.session !== undefined) {
@@ -407,6 +409,7 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
     const pickInformation: Record<string | symbol, unknown> = {
       [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
       [XDS_ROUTE_CALL_ATTRIBUTE]: selection.route,
+      [XDS_PATH_CALL_ATTRIBUTE]: methodName,
       [HASH_PICK_INFO_KEY]: selection.hash,
     };
     const session = selection.session;
@@ -554,6 +557,7 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
         this.callRetryTracers,
       ),
       [XDS_CONFIG_ATTRIBUTE]: result.xdsConfig,
+      [XDS_CHANNEL_ID_ATTRIBUTE]: this.channelId,
       [CHANNEL_TARGET_OPTION]: canonicalTarget(this.target),
       ...(this.metrics !== undefined && { [CHANNEL_METRICS_RECORDER_OPTION]: this.metrics }),
     };

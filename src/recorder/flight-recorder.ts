@@ -7,12 +7,14 @@ import {
   type Status,
 } from '../core/index.js';
 import {
+  type CallClassPicks,
   type CallsEvent,
   type EndLine,
   type HealthEvent,
   type PickerEvent,
   RECORDING_FORMAT,
   type RecordedEvent,
+  type RecordedRoute,
   type Recording,
   type RecordingHeader,
   type SubchannelEvent,
@@ -29,10 +31,16 @@ export interface FlightRecorderOptions {
   readonly label?: string;
   /** Time source (default the wall clock); tests give the simulator's. */
   readonly clock?: Clock;
+  /**
+   * The most call classes (an xDS call's route, cluster, path and routed-on headers) one interval counts
+   * (default 64; 0 counts none): calls of further classes count per route only.
+   */
+  readonly maxCallClasses?: number;
 }
 
 export const DEFAULT_MAX_EVENTS = 10_000;
 export const DEFAULT_INTERVAL_MS = 1000;
+export const DEFAULT_MAX_CALL_CLASSES = 64;
 
 /**
  * The call counters of one endpoint address for the current interval. One object per address for the
@@ -62,6 +70,39 @@ class RouteCalls {
   ) {}
 }
 
+/** The picks of one call class in the current interval (made when the class is first seen in it). */
+class CallClass {
+  picks = 0;
+  readonly route: number;
+  constructor(
+    /** The route's index as the call's pick information has it (a decimal string). */
+    readonly routeKey: string,
+    readonly child: string,
+    readonly path: string,
+    /** The values of the recorder's `callClassHeaders`, in their order (undefined: not carried). */
+    readonly values: readonly (string | undefined)[],
+  ) {
+    this.route = Number(routeKey);
+  }
+}
+
+/**
+ * The headers a call class records: those the routes match on (A28 treats `-bin` and `grpc-` headers as absent)
+ * and those their hash policies hash (A42 treats `-bin` headers as absent), sorted.
+ */
+function routedOnHeaders(routes: readonly RecordedRoute[] | undefined): string[] {
+  const names = new Set<string>();
+  for (const route of routes ?? []) {
+    for (const h of route.matcher?.headers ?? [])
+      if (!h.name.endsWith('-bin') && !h.name.startsWith('grpc-')) names.add(h.name);
+    for (const p of route.hashPolicies ?? []) {
+      const name = p.type === 'header' ? p.headerName.toLowerCase() : '';
+      if (name !== '' && !name.endsWith('-bin')) names.add(name);
+    }
+  }
+  return [...names].sort();
+}
+
 /** What a dropped event leaves behind, so an export still starts from a complete picture. */
 interface Baseline {
   update: UpdateEvent | undefined;
@@ -82,6 +123,7 @@ export class FlightRecorder {
   readonly maxEvents: number;
   readonly intervalMs: number;
   readonly label: string;
+  readonly maxCallClasses: number;
   private readonly clock: Clock;
   private readonly origin: number;
   private readonly startedAt: string;
@@ -103,6 +145,11 @@ export class FlightRecorder {
   private lastRoute: string | undefined;
   private lastChild: string | undefined;
   private lastRouteCalls: RouteCalls | undefined;
+  /** The headers call classes record, from the latest update's routes (see {@link callClassHeaders}). */
+  private classHeaders: readonly string[] = [];
+  /** The current interval's call classes by key; the last one counted, which most calls repeat. */
+  private readonly classes = new Map<string, CallClass>();
+  private lastClass: CallClass | undefined;
   /** The open interval's start, and its timer (null while no call is counted: an idle channel has none). */
   private intervalStart = 0;
   private intervalTimer: CancelTimer | null = null;
@@ -113,11 +160,17 @@ export class FlightRecorder {
     this.maxEvents = options.maxEvents ?? DEFAULT_MAX_EVENTS;
     this.intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
     this.label = options.label ?? '';
+    this.maxCallClasses = options.maxCallClasses ?? DEFAULT_MAX_CALL_CLASSES;
     if (!Number.isInteger(this.maxEvents) || this.maxEvents < 1) {
       throw new RangeError(`FlightRecorder maxEvents: expected a positive integer, got ${this.maxEvents}`);
     }
     if (!Number.isInteger(this.intervalMs) || this.intervalMs < 1) {
       throw new RangeError(`FlightRecorder intervalMs: expected a positive integer, got ${this.intervalMs}`);
+    }
+    if (!Number.isInteger(this.maxCallClasses) || this.maxCallClasses < 0) {
+      throw new RangeError(
+        `FlightRecorder maxCallClasses: expected an integer >= 0, got ${this.maxCallClasses}`,
+      );
     }
     this.clock = options.clock ?? realClock;
     this.origin = this.clock.now();
@@ -141,6 +194,15 @@ export class FlightRecorder {
 
   update(update: WithoutTime<UpdateEvent>): void {
     this.push({ type: 'update', at: this.now(), ...update });
+    this.classHeaders = routedOnHeaders(update.xdsRoutes);
+  }
+
+  /**
+   * The headers (lower-cased names, sorted) whose values a call class records: those the latest update's
+   * routes match on or hash by. {@link callClassPicked} takes their values in this order.
+   */
+  get callClassHeaders(): readonly string[] {
+    return this.classHeaders;
   }
 
   /** grpc-js is switching the channel's root policy from `from` to `to` (`started`), or switched (`done`). */
@@ -231,6 +293,31 @@ export class FlightRecorder {
     counter.picks++;
   }
 
+  /**
+   * A pick counted by {@link routePicked}, by its call's class: the route, the child, the call's path and the
+   * values of {@link callClassHeaders} (the caller may reuse the array). The interval counts up to
+   * `maxCallClasses` classes; a call of another class then counts under its route only.
+   */
+  callClassPicked(route: string, child: string, path: string, values: readonly (string | undefined)[]): void {
+    const last = this.lastClass;
+    if (last !== undefined && sameClass(last, route, child, path, values)) {
+      last.picks++;
+      return;
+    }
+    if (!this.routeCounters.has(route)) return;
+    let key = `${route}\n${child}\n${path}`;
+    for (const v of values) key += v === undefined ? '\n\u0000' : `\n${v}`;
+    let c = this.classes.get(key);
+    if (c === undefined) {
+      if (this.classes.size >= this.maxCallClasses) return;
+      c = new CallClass(route, child, path, [...values]);
+      this.classes.set(key, c);
+      if (this.intervalTimer === null) this.openInterval();
+    }
+    this.lastClass = c;
+    c.picks++;
+  }
+
   /** The counter of (route, child), made on first use and kept; undefined when `route` is not an index. */
   private routeCalls(route: string, child: string): RouteCalls | undefined {
     let children = this.routeCounters.get(route);
@@ -270,6 +357,7 @@ export class FlightRecorder {
       maxEvents: this.maxEvents,
       droppedEvents: this.dropped,
       label: this.label,
+      maxCallClasses: this.maxCallClasses,
     };
     const b = this.baseline;
     const kept: RecordedEvent[] = [
@@ -325,6 +413,8 @@ export class FlightRecorder {
       r.listed = false;
     }
     this.routesListed.length = 0;
+    this.classes.clear();
+    this.lastClass = undefined;
     this.failedPicks = 0;
     this.droppedPicks = 0;
     if (done === undefined) {
@@ -366,7 +456,28 @@ export class FlightRecorder {
               .sort((a, b) => a.route - b.route || (a.child < b.child ? -1 : a.child > b.child ? 1 : 0)),
           }
         : {}),
+      ...(this.classes.size > 0 ? { callClasses: this.callClasses() } : {}),
     };
+  }
+
+  /** The interval's call classes, by route, child, path and header values. */
+  private callClasses(): CallClassPicks[] {
+    const names = this.classHeaders;
+    return [...this.classes.values()]
+      .map((c) => {
+        const headers: Record<string, string> = {};
+        c.values.forEach((v, i) => {
+          if (v !== undefined) headers[names[i]!] = v;
+        });
+        return { route: c.route, child: c.child, path: c.path, headers, picks: c.picks };
+      })
+      .sort(
+        (a, b) =>
+          a.route - b.route ||
+          compare(a.child, b.child) ||
+          compare(a.path, b.path) ||
+          compare(JSON.stringify(a.headers), JSON.stringify(b.headers)),
+      );
   }
 
   private push(event: RecordedEvent): void {
@@ -405,4 +516,19 @@ export class FlightRecorder {
         break;
     }
   }
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function sameClass(
+  c: CallClass,
+  route: string,
+  child: string,
+  path: string,
+  values: readonly (string | undefined)[],
+): boolean {
+  if (c.routeKey !== route || c.child !== child || c.path !== path) return false;
+  if (c.values.length !== values.length) return false;
+  for (let i = 0; i < values.length; i++) if (c.values[i] !== values[i]) return false;
+  return true;
 }

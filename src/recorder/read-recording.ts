@@ -58,6 +58,24 @@ class LineReader {
       this.fail(path, `expected a connectivity state (${[...STATES].join(', ')}), got ${show(value)}`);
   }
 
+  boolean(path: string, value: unknown): boolean {
+    if (typeof value !== 'boolean') this.fail(path, `expected true or false, got ${show(value)}`);
+    return value;
+  }
+
+  /** One of `choices` (strings). */
+  oneOf<T extends string>(path: string, value: unknown, choices: readonly T[]): T {
+    if (typeof value !== 'string' || !(choices as readonly string[]).includes(value))
+      this.fail(path, `expected ${choices.map((c) => `"${c}"`).join(', ')}, got ${show(value)}`);
+    return value as T;
+  }
+
+  /** An integer written as a decimal string (int64 and uint64 values do not fit a JSON number). */
+  integerText(path: string, value: unknown): void {
+    if (typeof value !== 'string' || !/^-?\d+$/.test(value))
+      this.fail(path, `expected an integer as a decimal string, got ${show(value)}`);
+  }
+
   status(path: string, value: unknown): void {
     const s = this.object(path, value);
     this.count(`${path}.code`, s.code);
@@ -92,6 +110,7 @@ function readHeader(r: LineReader): RecordingHeader {
     maxEvents: r.count('maxEvents'),
     droppedEvents: r.count('droppedEvents'),
     label: r.string('label'),
+    ...(v.maxCallClasses !== undefined ? { maxCallClasses: r.count('maxCallClasses') } : {}),
   };
 }
 
@@ -150,9 +169,67 @@ function checkCluster(r: LineReader, path: string, value: unknown): void {
   });
 }
 
+const STRING_MATCHES = ['exact', 'prefix', 'suffix', 'contains'] as const;
+
+function checkRouteMatch(r: LineReader, path: string, value: unknown): void {
+  const m = r.object(path, value);
+  const p = r.object(`${path}.path`, m.path);
+  const kind = r.oneOf(`${path}.path.kind`, p.kind, ['prefix', 'path', 'safe_regex']);
+  if (kind === 'safe_regex') r.string(`${path}.path.regex`, p.regex);
+  else {
+    r.string(`${path}.path.value`, p.value);
+    r.boolean(`${path}.path.caseSensitive`, p.caseSensitive);
+  }
+  r.array(`${path}.headers`, m.headers).forEach((h, i) => {
+    const at = `${path}.headers[${i}]`;
+    const header = r.object(at, h);
+    r.string(`${at}.name`, header.name);
+    r.boolean(`${at}.invert`, header.invert);
+    const test = r.oneOf(`${at}.kind`, header.kind, [...STRING_MATCHES, 'safe_regex', 'range', 'present']);
+    if (test === 'safe_regex') r.string(`${at}.regex`, header.regex);
+    else if (test === 'range') {
+      r.integerText(`${at}.start`, header.start);
+      r.integerText(`${at}.end`, header.end);
+    } else if (test === 'present') r.boolean(`${at}.present`, header.present);
+    else {
+      r.string(`${at}.value`, header.value);
+      r.boolean(`${at}.ignoreCase`, header.ignoreCase);
+    }
+  });
+  if (m.runtimeFractionPerMillion !== undefined) {
+    const ppm = r.count(`${path}.runtimeFractionPerMillion`, m.runtimeFractionPerMillion);
+    if (ppm > 1_000_000) r.fail(`${path}.runtimeFractionPerMillion`, `expected at most 1000000, got ${ppm}`);
+  }
+}
+
+function checkHashPolicy(r: LineReader, path: string, value: unknown): void {
+  const p = r.object(path, value);
+  const type = r.oneOf(`${path}.type`, p.type, [
+    'header',
+    'filter_state',
+    'cookie',
+    'connection_properties',
+    'query_parameter',
+    'unknown',
+  ]);
+  if (p.terminal !== undefined) r.boolean(`${path}.terminal`, p.terminal);
+  if (type === 'filter_state') r.string(`${path}.key`, p.key);
+  if (type !== 'header') return;
+  r.string(`${path}.headerName`, p.headerName);
+  if (p.regexRewrite === undefined) return;
+  const rewrite = r.object(`${path}.regexRewrite`, p.regexRewrite);
+  r.string(`${path}.regexRewrite.pattern`, rewrite.pattern);
+  r.string(`${path}.regexRewrite.substitution`, rewrite.substitution);
+}
+
 function checkRoute(r: LineReader, path: string, value: unknown): void {
   const route = r.object(path, value);
   r.string(`${path}.match`, route.match);
+  if (route.matcher !== undefined) checkRouteMatch(r, `${path}.matcher`, route.matcher);
+  if (route.hashPolicies !== undefined)
+    r.array(`${path}.hashPolicies`, route.hashPolicies).forEach((p, i) =>
+      checkHashPolicy(r, `${path}.hashPolicies[${i}]`, p),
+    );
   const actions = ['cluster', 'weightedClusters', 'nonForwarding'].filter((k) => route[k] !== undefined);
   if (actions.length !== 1)
     r.fail(path, `expected one of cluster, weightedClusters or nonForwarding, got ${actions.length}`);
@@ -182,6 +259,7 @@ function readEvent(r: LineReader): RecordedEvent {
         for (const [i, c] of r.array('xdsClusters').entries()) checkCluster(r, `xdsClusters[${i}]`, c);
       if (v.xdsRoutes !== undefined)
         for (const [i, route] of r.array('xdsRoutes').entries()) checkRoute(r, `xdsRoutes[${i}]`, route);
+      if (v.xdsChannelId !== undefined) r.integerText('xdsChannelId', v.xdsChannelId);
       return v as unknown as UpdateEvent;
     }
     case 'subchannel':
@@ -190,7 +268,7 @@ function readEvent(r: LineReader): RecordedEvent {
       return v as unknown as RecordedEvent;
     case 'health':
       r.string('address');
-      if (typeof v.healthy !== 'boolean') r.fail('healthy', `expected true or false, got ${show(v.healthy)}`);
+      r.boolean('healthy', v.healthy);
       return v as unknown as RecordedEvent;
     case 'switch':
       r.string('from');
@@ -222,6 +300,17 @@ function readEvent(r: LineReader): RecordedEvent {
           r.count(`routes[${i}].route`, route.route);
           r.string(`routes[${i}].child`, route.child);
           r.count(`routes[${i}].picks`, route.picks);
+        });
+      if (v.callClasses !== undefined)
+        r.array('callClasses').forEach((e, i) => {
+          const at = `callClasses[${i}]`;
+          const c = r.object(at, e);
+          r.count(`${at}.route`, c.route);
+          r.string(`${at}.child`, c.child);
+          r.string(`${at}.path`, c.path);
+          for (const [name, h] of Object.entries(r.object(`${at}.headers`, c.headers)))
+            r.string(`${at}.headers.${name}`, h);
+          r.count(`${at}.picks`, c.picks);
         });
       return v as unknown as CallsEvent;
     }

@@ -28,6 +28,8 @@ export interface RecordingHeader {
   readonly droppedEvents: number;
   /** A name the application gave the recording (the channel's target, say), or ''. */
   readonly label: string;
+  /** The most call classes (`callClasses`) one `calls` event holds; absent in files written before them. */
+  readonly maxCallClasses?: number;
 }
 
 /** An endpoint of a plain update: its addresses and the per-endpoint attributes lbtree's policies read. */
@@ -84,12 +86,57 @@ export interface RecordedCluster {
   readonly resolutionNote?: string;
 }
 
+/** A28 RouteMatch.path_specifier: `case_sensitive: false` applies to prefix and path only. */
+export type RecordedPathMatch =
+  | { readonly kind: 'prefix' | 'path'; readonly value: string; readonly caseSensitive: boolean }
+  | { readonly kind: 'safe_regex'; readonly regex: string };
+
+/** A28 RouteMatch.headers[i], lower-cased name; what it tests of the header's value. */
+export type RecordedHeaderMatch = { readonly name: string; readonly invert: boolean } & (
+  | {
+      readonly kind: 'exact' | 'prefix' | 'suffix' | 'contains';
+      readonly value: string;
+      readonly ignoreCase: boolean;
+    }
+  | { readonly kind: 'safe_regex'; readonly regex: string }
+  /** The value as an int64 in [start, end): decimal strings (int64 does not fit a JSON number). */
+  | { readonly kind: 'range'; readonly start: string; readonly end: string }
+  | { readonly kind: 'present'; readonly present: boolean }
+);
+
+/** A route's whole match (A28), as the config selector applies it. */
+export interface RecordedRouteMatch {
+  readonly path: RecordedPathMatch;
+  readonly headers: readonly RecordedHeaderMatch[];
+  /** runtime_fraction in parts per million, when the route has one. */
+  readonly runtimeFractionPerMillion?: number;
+}
+
+/** A42: one hash policy of a route, as lbtree's RequestHasher reads it. */
+export type RecordedHashPolicy =
+  | {
+      readonly type: 'header';
+      readonly headerName: string;
+      readonly regexRewrite?: { readonly pattern: string; readonly substitution: string };
+      readonly terminal?: boolean;
+    }
+  | { readonly type: 'filter_state'; readonly key: string; readonly terminal?: boolean }
+  | {
+      readonly type: 'cookie' | 'connection_properties' | 'query_parameter' | 'unknown';
+      readonly terminal?: boolean;
+    };
+
 /**
- * A route of the xDS channel's virtual host (A28), as far as the tree reads it: the action's cluster choice.
- * `match` describes the route's match for people; a replay takes calls per route from the `calls` events.
+ * A route of the xDS channel's virtual host (A28): its match and the action's cluster choice and hash
+ * policies. `match` describes the match for people; `matcher` is the match itself, which a replay runs again
+ * through lbtree's config selector over the calls' recorded inputs (`callClasses`).
  */
 export interface RecordedRoute {
   readonly match: string;
+  /** The route's match (absent in files written before call classes were). */
+  readonly matcher?: RecordedRouteMatch;
+  /** A42: a forwarding route's hash policies, when it has any. */
+  readonly hashPolicies?: readonly RecordedHashPolicy[];
   /** A single cluster. */
   readonly cluster?: string;
   /** weighted_clusters: each call chooses one at random by weight (A28). */
@@ -117,6 +164,11 @@ export interface UpdateEvent {
   )[];
   /** On an xDS channel: the routes of the virtual host the channel uses, in order (A28). */
   readonly xdsRoutes?: readonly RecordedRoute[];
+  /**
+   * On an xDS channel: A42's `io.grpc.channel_id` (a decimal string: 64 bits do not fit a JSON number), which
+   * a filter_state hash policy hashes calls by.
+   */
+  readonly xdsChannelId?: string;
 }
 
 /** A connectivity state change of the channel's connection to one address. */
@@ -177,6 +229,22 @@ export interface CallsEvent {
    * (the call attribute the tree was given, an input of the tree like the endpoints).
    */
   readonly routes?: readonly RoutePicks[];
+  /**
+   * On an xDS channel: the interval's picks per call class — the route and cluster, and what the config
+   * selector matched and hashed the call by (its path and the headers the routes read). At most the header's
+   * `maxCallClasses` classes; the picks of the calls of further classes are in `routes` only.
+   */
+  readonly callClasses?: readonly CallClassPicks[];
+}
+
+export interface CallClassPicks extends RoutePicks {
+  /** The call's path, `/service/method`. */
+  readonly path: string;
+  /**
+   * The values of the headers the latest update's routes match or hash on (A28, A42), by lower-cased name,
+   * several values joined with `,`; a header the call did not carry is absent.
+   */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 export interface RoutePicks {

@@ -13,6 +13,12 @@ export const XDS_CLUSTER_CALL_ATTRIBUTE = 'lbtree.xds.cluster';
  */
 export const XDS_ROUTE_CALL_ATTRIBUTE = 'lbtree.xds.route';
 
+/**
+ * The pick information under which the xDS config selector names the call's path (`/service/method`), the
+ * input its routes matched: only a channel's flight recorder reads it (what a replay matches again).
+ */
+export const XDS_PATH_CALL_ATTRIBUTE = 'lbtree.xds.path';
+
 /** The cluster the config selector chose for this call, if any. */
 export function selectedCluster(args: PickArgs): string | undefined {
   const value = args.callAttributes?.get(XDS_CLUSTER_CALL_ATTRIBUTE);

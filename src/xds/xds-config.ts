@@ -58,6 +58,12 @@ export interface XdsConfig extends XdsClusters {
  */
 export const XDS_CONFIG_ATTRIBUTE: unique symbol = Symbol('lbtree.xds.config');
 
+/**
+ * The update attribute carrying the channel's A42 `io.grpc.channel_id` (a bigint) beside the XdsConfig: only a
+ * channel's flight recorder reads it (a replay hashes filter_state policies by it again).
+ */
+export const XDS_CHANNEL_ID_ATTRIBUTE: unique symbol = Symbol('lbtree.xds.channel_id');
+
 export function xdsConfigOf(attributes: ChannelArgs): XdsConfig | undefined {
   return attributes[XDS_CONFIG_ATTRIBUTE] as XdsConfig | undefined;
 }

@@ -108,6 +108,20 @@ export function replayTextReport(report: ReplayReport): string {
   lines.push(`  simulated: ${report.simulatedStates.join(' → ') || '(none)'}`);
   const same = report.recordedStates.join() === report.simulatedStates.join();
   lines.push(`  ${same ? 'the same order' : 'the orders differ'}`);
+  const routing = report.routing;
+  if (routing !== undefined) {
+    lines.push('', 'Calls routed again by the config selector over the recorded routes (A28, A42):');
+    lines.push(
+      `  ${routing.classified} with their recorded path and headers: ${routing.sameRoute} matched their recorded route` +
+        (routing.classified > routing.sameRoute
+          ? `, ${routing.classified - routing.sameRoute} another (a runtime_fraction draw): they kept the recorded one`
+          : ''),
+    );
+    if (routing.unclassified > 0)
+      lines.push(
+        `  ${routing.unclassified} recorded by route only (beyond the recorder's call classes): a random request hash`,
+      );
+  }
   lines.push(
     '',
     'Largest share gap per dimension (simulated vs recorded, steps where both completed calls):',

@@ -4,7 +4,9 @@
 // recorded picks of each interval spread evenly over it, each endpoint's calls failing at its recorded error
 // rate — and what the channel did (recorded) is set beside what the simulated tree does. On an xDS channel
 // each call carries the cluster the channel's config selector chose for it, as the recording counted them
-// (replay-routes.ts).
+// (replay-routes.ts), and the calls recorded by class (path and routed-on headers) are routed and hashed again
+// by lbtree's config selector over the recorded routes (replay-selector.ts): a ring_hash tree places them by
+// the hashes the channel computed.
 //
 // Decisions the tree makes from the calls themselves (outlier ejection, weighted_round_robin's weights) are
 // not scripted: the simulated tree makes them again from the replayed call outcomes, on timers that run as
@@ -21,7 +23,8 @@ import {
 import type { CallsEvent, RecordedEvent, Recording, RoutePicks } from '../../recorder/index.js';
 import { type FakeSubchannel, Simulation, type SubchannelHandle, seededRandom } from '../../sim/index.js';
 import { XDS_CLUSTER_CALL_ATTRIBUTE } from '../../xds/call-attributes.js';
-import { clusterOfCall, routeSchedule } from './replay-routes.js';
+import { clusterOfCall, isCallClass, routeSchedule } from './replay-routes.js';
+import { ReplaySelector } from './replay-selector.js';
 import { addressesOfCluster, ReplayError, ReplayTreeBuilder } from './replay-tree.js';
 import {
   describeEndpoints,
@@ -58,6 +61,18 @@ export interface ReplayReport {
   readonly config: unknown;
   /** xDS: each replayed cluster's endpoint-picking policy, in the last tree the replay ran. */
   readonly clusterPolicies: Readonly<Record<string, unknown>> | undefined;
+  /** xDS recordings with routes: how the replayed calls were routed and hashed. */
+  readonly routing: RoutingCounts | undefined;
+}
+
+/** How a replay of an xDS recording routed its calls. */
+export interface RoutingCounts {
+  /** Calls replayed with their recorded path and headers, routed and hashed by the config selector. */
+  readonly classified: number;
+  /** Of those, the calls the selector matched to the route the recording counted them under. */
+  readonly sameRoute: number;
+  /** Calls with a route but no class (beyond the recorder's bound, or an older file): a random hash. */
+  readonly unclassified: number;
 }
 
 /** Long enough that a fake subchannel never leaves TRANSIENT_FAILURE by itself: the recording drives it. */
@@ -95,6 +110,13 @@ interface IntervalLoad {
   readonly errorRate: ReadonlyMap<string, number>;
   readonly cpu: ReadonlyMap<string, number>;
   readonly qps: ReadonlyMap<string, number>;
+}
+
+/** A replayed call: its interval's load, its cluster, and what a ring_hash picker reads of it. */
+interface ReplayedCall {
+  readonly load: IntervalLoad;
+  readonly cluster: string | undefined;
+  readonly inputs: { readonly hash: bigint; readonly metadata: PickArgs['metadata'] };
 }
 
 type Action =
@@ -210,7 +232,8 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
     const n =
       event.endpoints.reduce((a, e) => a + (inScope(e.address) ? e.picks : 0), 0) +
       (scope === undefined ? event.failedPicks + event.droppedPicks : 0);
-    const routes = routeSchedule(scope === undefined ? event.routes : undefined, n);
+    const routes =
+      scope === undefined ? routeSchedule(event.routes, n, event.callClasses) : routeSchedule(undefined, n);
     for (let i = 0; i < n; i++)
       actions.push({ at: event.at + ((i + 0.5) * span) / n, order: order++, load, route: routes[i] });
   }
@@ -265,6 +288,10 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
     get: (key: unknown) => (key === XDS_CLUSTER_CALL_ATTRIBUTE ? callCluster : undefined),
   };
   const hash = () => (BigInt(Math.floor(random() * 2 ** 32)) << 32n) | BigInt(Math.floor(random() * 2 ** 32));
+  // The config selector's own draws (runtime_fraction, weighted_clusters, hashes of calls no policy hashed).
+  const selectorRandom = seededRandom((options.seed ?? 1) ^ 0x5e1ec7);
+  let selector: ReplaySelector | undefined;
+  const routingCounts = { classified: 0, sameRoute: 0, unclassified: 0 };
   const lastRate = new Map<string, number>();
   const errorCredit = new Map<string, number>();
   let loadIndex = -1;
@@ -280,11 +307,23 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
     simCounts[Math.min(stepCount - 1, step)]!.failed++;
     return null;
   };
+  /** A new call's request hash and metadata: its class's, routed again; else a random hash. */
+  const callInputs = (route: RoutePicks | undefined): ReplayedCall['inputs'] => {
+    if (route === undefined) return { hash: hash(), metadata: NO_METADATA };
+    if (isCallClass(route) && selector !== undefined) {
+      const routed = selector.route(route);
+      routingCounts.classified++;
+      if (routed.sameRoute) routingCounts.sameRoute++;
+      return routed;
+    }
+    routingCounts.unclassified++;
+    return { hash: hash(), metadata: NO_METADATA };
+  };
   /** Makes one call; false when the picker queued it. */
-  const pick = (load: IntervalLoad, cluster: string | undefined): boolean => {
+  const pick = (load: IntervalLoad, cluster: string | undefined, inputs: ReplayedCall['inputs']): boolean => {
     const counts = simCounts[Math.min(stepCount - 1, step)]!;
     callCluster = cluster;
-    const result = sim.picker.pick({ metadata: NO_METADATA, hash: hash(), callAttributes });
+    const result = sim.picker.pick({ metadata: inputs.metadata, hash: inputs.hash, callAttributes });
     sim.flush();
     syncNewFakes();
     if (result.type === 'queue') return false;
@@ -312,13 +351,13 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
     return true;
   };
   // Queued calls are picked again with each new picker, as a channel does: they complete when it serves,
-  // each in the cluster chosen for it.
-  let queued: { load: IntervalLoad; cluster: string | undefined }[] = [];
+  // each in the cluster chosen for it, with the same hash (A42).
+  let queued: ReplayedCall[] = [];
   let queuedFor = sim.picker;
   const retryQueued = () => {
     if (queued.length === 0 || sim.picker === queuedFor) return;
     queuedFor = sim.picker;
-    queued = queued.filter((q) => !pick(q.load, q.cluster));
+    queued = queued.filter((q) => !pick(q.load, q.cluster, q.inputs));
   };
 
   for (const action of actions) {
@@ -345,6 +384,7 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
           treeConfig = tree.config;
           clusterPolicies = tree.clusterPolicies;
           routing = tree.routing;
+          if (tree.routing !== undefined) selector = ReplaySelector.of(event, selectorRandom);
           routedCluster = tree.routing?.onlyCluster ?? routedCluster;
           for (const info of tree.endpointInfos ??
             describeEndpoints(tree.endpoints, priorityOrder(tree.config))) {
@@ -389,9 +429,10 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
     }
     const cluster = routeCall(action.route);
     if (cluster === null) continue;
-    if (!pick(load, cluster)) {
+    const inputs = callInputs(action.route);
+    if (!pick(load, cluster, inputs)) {
       simCounts[Math.min(stepCount - 1, step)]!.queued++;
-      queued.push({ load, cluster });
+      queued.push({ load, cluster, inputs });
       queuedFor = sim.picker;
     }
   }
@@ -436,6 +477,7 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
     cluster: builder.cluster ?? (isXds ? routedCluster : undefined),
     config: treeConfig,
     clusterPolicies,
+    routing: routingCounts.classified + routingCounts.unclassified > 0 ? routingCounts : undefined,
   };
 }
 
