@@ -227,9 +227,8 @@ function checkRoute(r: LineReader, path: string, value: unknown): void {
   r.string(`${path}.match`, route.match);
   if (route.matcher !== undefined) checkRouteMatch(r, `${path}.matcher`, route.matcher);
   if (route.hashPolicies !== undefined)
-    r.array(`${path}.hashPolicies`, route.hashPolicies).forEach((p, i) =>
-      checkHashPolicy(r, `${path}.hashPolicies[${i}]`, p),
-    );
+    for (const [i, p] of r.array(`${path}.hashPolicies`, route.hashPolicies).entries())
+      checkHashPolicy(r, `${path}.hashPolicies[${i}]`, p);
   const actions = ['cluster', 'weightedClusters', 'nonForwarding'].filter((k) => route[k] !== undefined);
   if (actions.length !== 1)
     r.fail(path, `expected one of cluster, weightedClusters or nonForwarding, got ${actions.length}`);
