@@ -111,12 +111,13 @@ export function replayTextReport(report: ReplayReport): string {
   const routing = report.routing;
   if (routing !== undefined) {
     lines.push('', 'Calls routed again by the config selector over the recorded routes (A28, A42):');
-    lines.push(
-      `  ${routing.classified} with their recorded path and headers: ${routing.sameRoute} matched their recorded route` +
-        (routing.classified > routing.sameRoute
-          ? `, ${routing.classified - routing.sameRoute} another (a runtime_fraction draw): they kept the recorded one`
-          : ''),
-    );
+    if (routing.classified > 0)
+      lines.push(
+        `  ${routing.classified} with their recorded path and headers: ${routing.sameRoute} matched their recorded route` +
+          (routing.classified > routing.sameRoute
+            ? `, ${routing.classified - routing.sameRoute} another (a runtime_fraction draw): they kept the recorded one`
+            : ''),
+      );
     if (routing.unclassified > 0)
       lines.push(
         `  ${routing.unclassified} recorded by route only (beyond the recorder's call classes): a random request hash`,
