@@ -174,7 +174,7 @@ export class ChannelRecording {
     if (typeof path !== 'string') return;
     const names = recorder.callClassHeaders;
     const values = this.classValues;
-    values.length = names.length;
+    if (values.length !== names.length) values.length = names.length;
     for (let i = 0; i < names.length; i++) values[i] = requestHeaderValue(metadata, names[i]!);
     recorder.callClassPicked(route, child, path, values);
   }

@@ -86,6 +86,29 @@ class CallClass {
   }
 }
 
+/** A node of the current interval's call class tree: the class its path ends at, if one, and the next keys. */
+interface ClassNode {
+  leaf: CallClass | undefined;
+  readonly next: Map<string | undefined, ClassNode>;
+}
+
+const newClassNode = (): ClassNode => ({ leaf: undefined, next: new Map() });
+
+/** The node under `node` at `key`, made when missing if there is `room`. */
+function nextNode(
+  node: ClassNode | undefined,
+  key: string | undefined,
+  room: boolean,
+): ClassNode | undefined {
+  if (node === undefined) return undefined;
+  let next = node.next.get(key);
+  if (next === undefined && room) {
+    next = newClassNode();
+    node.next.set(key, next);
+  }
+  return next;
+}
+
 /**
  * The headers a call class records: those the routes match on (A28 treats `-bin` and `grpc-` headers as absent)
  * and those their hash policies hash (A42 treats `-bin` headers as absent), sorted.
@@ -147,9 +170,15 @@ export class FlightRecorder {
   private lastRouteCalls: RouteCalls | undefined;
   /** The headers call classes record, from the latest update's routes (see {@link callClassHeaders}). */
   private classHeaders: readonly string[] = [];
-  /** The current interval's call classes by key; the last one counted, which most calls repeat. */
-  private readonly classes = new Map<string, CallClass>();
+  /**
+   * The current interval's call classes, in a tree keyed by route, child, path, then each header value (map
+   * lookups of the call's own strings: no key is built per call); the last one counted, which calls repeat.
+   */
+  private classTree: ClassNode = newClassNode();
+  private readonly classes: CallClass[] = [];
   private lastClass: CallClass | undefined;
+  /** The node of the last (route, child, path) looked up: calls of one method differ in their headers only. */
+  private lastPathNode: { route: string; child: string; path: string; node: ClassNode } | undefined;
   /** The open interval's start, and its timer (null while no call is counted: an idle channel has none). */
   private intervalStart = 0;
   private intervalTimer: CancelTimer | null = null;
@@ -304,14 +333,23 @@ export class FlightRecorder {
       last.picks++;
       return;
     }
-    if (!this.routeCounters.has(route)) return;
-    let key = `${route}\n${child}\n${path}`;
-    for (const v of values) key += v === undefined ? '\n\u0000' : `\n${v}`;
-    let c = this.classes.get(key);
+    // A new class (or any node of its path) is made only while the interval has room for it.
+    const room = this.classes.length < this.maxCallClasses;
+    const at = this.lastPathNode;
+    let node: ClassNode | undefined;
+    if (at !== undefined && at.route === route && at.child === child && at.path === path) node = at.node;
+    else {
+      if (!this.routeCounters.has(route)) return;
+      node = nextNode(nextNode(nextNode(this.classTree, route, room), child, room), path, room);
+      if (node !== undefined) this.lastPathNode = { route, child, path, node };
+    }
+    for (let i = 0; i < values.length && node !== undefined; i++) node = nextNode(node, values[i], room);
+    if (node === undefined) return;
+    let c = node.leaf;
     if (c === undefined) {
-      if (this.classes.size >= this.maxCallClasses) return;
       c = new CallClass(route, child, path, [...values]);
-      this.classes.set(key, c);
+      node.leaf = c;
+      this.classes.push(c);
       if (this.intervalTimer === null) this.openInterval();
     }
     this.lastClass = c;
@@ -413,8 +451,12 @@ export class FlightRecorder {
       r.listed = false;
     }
     this.routesListed.length = 0;
-    this.classes.clear();
+    if (this.classes.length > 0) {
+      this.classes.length = 0;
+      this.classTree = newClassNode();
+    }
     this.lastClass = undefined;
+    this.lastPathNode = undefined;
     this.failedPicks = 0;
     this.droppedPicks = 0;
     if (done === undefined) {
@@ -456,14 +498,14 @@ export class FlightRecorder {
               .sort((a, b) => a.route - b.route || (a.child < b.child ? -1 : a.child > b.child ? 1 : 0)),
           }
         : {}),
-      ...(this.classes.size > 0 ? { callClasses: this.callClasses() } : {}),
+      ...(this.classes.length > 0 ? { callClasses: this.callClasses() } : {}),
     };
   }
 
   /** The interval's call classes, by route, child, path and header values. */
   private callClasses(): CallClassPicks[] {
     const names = this.classHeaders;
-    return [...this.classes.values()]
+    return this.classes
       .map((c) => {
         const headers: Record<string, string> = {};
         c.values.forEach((v, i) => {
@@ -471,13 +513,9 @@ export class FlightRecorder {
         });
         return { route: c.route, child: c.child, path: c.path, headers, picks: c.picks };
       })
-      .sort(
-        (a, b) =>
-          a.route - b.route ||
-          compare(a.child, b.child) ||
-          compare(a.path, b.path) ||
-          compare(JSON.stringify(a.headers), JSON.stringify(b.headers)),
-      );
+      .map((c) => ({ c, order: JSON.stringify([c.child, c.path, c.headers]) }))
+      .sort((a, b) => a.c.route - b.c.route || compare(a.order, b.order))
+      .map((x) => x.c);
   }
 
   private push(event: RecordedEvent): void {

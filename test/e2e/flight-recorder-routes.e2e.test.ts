@@ -129,6 +129,7 @@ test('a recorded channel routing by header (A28) to a round_robin cluster and ha
     { name: 'x-tier', invert: false, kind: 'exact', value: 'gold', ignoreCase: false },
   ]);
   assert.deepEqual(routes?.[1]?.hashPolicies, [{ type: 'header', headerName: 'x-user', terminal: false }]);
+  assert.match(update?.type === 'update' ? (update.xdsChannelId ?? '') : '', /^\d+$/, 'the channel id (A42)');
   const calls = recording.events.filter((e) => e.type === 'calls');
   const classes = calls.flatMap((c) => c.callClasses ?? []);
   const routed = calls.reduce((a, c) => a + (c.routes ?? []).reduce((b, r) => b + r.picks, 0), 0);

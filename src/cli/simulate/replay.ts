@@ -319,10 +319,13 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
     routingCounts.unclassified++;
     return { hash: hash(), metadata: NO_METADATA };
   };
+  /** The picker the last call was picked with (a pick that queues may publish the next one at once). */
+  let pickedWith = sim.picker;
   /** Makes one call; false when the picker queued it. */
   const pick = (load: IntervalLoad, cluster: string | undefined, inputs: ReplayedCall['inputs']): boolean => {
     const counts = simCounts[Math.min(stepCount - 1, step)]!;
     callCluster = cluster;
+    pickedWith = sim.picker;
     const result = sim.picker.pick({ metadata: inputs.metadata, hash: inputs.hash, callAttributes });
     sim.flush();
     syncNewFakes();
@@ -357,7 +360,11 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
   const retryQueued = () => {
     if (queued.length === 0 || sim.picker === queuedFor) return;
     queuedFor = sim.picker;
-    queued = queued.filter((q) => !pick(q.load, q.cluster, q.inputs));
+    queued = queued.filter((q) => {
+      if (pick(q.load, q.cluster, q.inputs)) return false;
+      queuedFor = pickedWith;
+      return true;
+    });
   };
 
   for (const action of actions) {
@@ -433,7 +440,7 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
     if (!pick(load, cluster, inputs)) {
       simCounts[Math.min(stepCount - 1, step)]!.queued++;
       queued.push({ load, cluster, inputs });
-      queuedFor = sim.picker;
+      queuedFor = pickedWith;
     }
   }
   closeStepsBefore(stepCount * stepMs);
