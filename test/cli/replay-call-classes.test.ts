@@ -343,3 +343,28 @@ test('a recorded route whose regex does not compile is refused by the replay, na
   );
   assert.throws(() => replayRecording(rec), /xdsRoutes\[0\]\.matcher\.path\.regex: .*RE2/);
 });
+
+test('--xds-cluster NAME: the calls the routes sent to that one cluster keep their classes, so their hashes', () => {
+  const ring = [A1, A2, A3];
+  const alice = ringEndpoint(xxh64('alice'), ring);
+  const rec = recording(
+    [...GOLD_ROUTES(false).slice(0, 1), route(prefix('/'), 'main', USER_HASH)],
+    [cluster('gold', [B1]), cluster('main', ring, RING_OF_THREE)],
+    [
+      [
+        { address: B1, route: 0, cluster: 'gold', path: '/svc/Get', headers: { 'x-tier': 'gold' }, n: 10 },
+        {
+          address: alice,
+          route: 1,
+          cluster: 'main',
+          path: '/svc/Get',
+          headers: { 'x-user': 'alice' },
+          n: 20,
+        },
+      ],
+    ],
+  );
+  const report = replayRecording(rec, { cluster: 'main' });
+  assert.deepEqual(report.routing, { classified: 20, sameRoute: 20, unclassified: 0 });
+  assertPlaced(report, 1, { [alice]: 20 });
+});

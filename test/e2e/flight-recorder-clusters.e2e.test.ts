@@ -95,6 +95,7 @@ test('a recorded channel splitting 70/30 over two clusters replays with the rout
     [
       {
         match: 'prefix ""',
+        matcher: { path: { kind: 'prefix', value: '', caseSensitive: true }, headers: [] },
         weightedClusters: [
           { name: 'left', weight: 70 },
           { name: 'right', weight: 30 },

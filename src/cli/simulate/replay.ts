@@ -23,6 +23,7 @@ import {
 import type { CallsEvent, RecordedEvent, Recording, RoutePicks } from '../../recorder/index.js';
 import { type FakeSubchannel, Simulation, type SubchannelHandle, seededRandom } from '../../sim/index.js';
 import { XDS_CLUSTER_CALL_ATTRIBUTE } from '../../xds/call-attributes.js';
+import { clusterChildName } from '../../xds/resolver/config-selector.js';
 import { clusterOfCall, isCallClass, routeSchedule } from './replay-routes.js';
 import { ReplaySelector } from './replay-selector.js';
 import { addressesOfCluster, ReplayError, ReplayTreeBuilder } from './replay-tree.js';
@@ -178,6 +179,18 @@ function recordedTimers(events: readonly RecordedEvent[]): (delayMs: number, now
   };
 }
 
+/**
+ * `--xds-cluster NAME`: the `n` calls of an interval to that one cluster, each with its class where the recording
+ * has one for the cluster (the calls the channel's routes sent there), the others without.
+ */
+function scopedSchedule(event: CallsEvent, n: number, cluster: string): (RoutePicks | undefined)[] {
+  const child = clusterChildName(cluster);
+  const classes = (event.callClasses ?? []).filter((c) => c.child === child);
+  if (classes.length === 0) return routeSchedule(undefined, n);
+  const rest = n - classes.reduce((a, c) => a + c.picks, 0);
+  return routeSchedule([...classes, ...(rest > 0 ? [{ route: -1, child, picks: rest }] : [])], n);
+}
+
 const dedupe = (states: readonly string[]) => states.filter((s, i) => i === 0 || s !== states[i - 1]);
 
 /** Replays a recording in the simulator; throws a {@link ReplayError} when it cannot be replayed. */
@@ -233,7 +246,9 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
       event.endpoints.reduce((a, e) => a + (inScope(e.address) ? e.picks : 0), 0) +
       (scope === undefined ? event.failedPicks + event.droppedPicks : 0);
     const routes =
-      scope === undefined ? routeSchedule(event.routes, n, event.callClasses) : routeSchedule(undefined, n);
+      scope === undefined
+        ? routeSchedule(event.routes, n, event.callClasses)
+        : scopedSchedule(event, n, options.cluster!);
     for (let i = 0; i < n; i++)
       actions.push({ at: event.at + ((i + 0.5) * span) / n, order: order++, load, route: routes[i] });
   }
@@ -391,7 +406,7 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
           treeConfig = tree.config;
           clusterPolicies = tree.clusterPolicies;
           routing = tree.routing;
-          if (tree.routing !== undefined) selector = ReplaySelector.of(event, selectorRandom);
+          if (event.xdsClusters !== undefined) selector = ReplaySelector.of(event, selectorRandom);
           routedCluster = tree.routing?.onlyCluster ?? routedCluster;
           for (const info of tree.endpointInfos ??
             describeEndpoints(tree.endpoints, priorityOrder(tree.config))) {
