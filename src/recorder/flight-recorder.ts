@@ -41,6 +41,8 @@ export interface FlightRecorderOptions {
 export const DEFAULT_MAX_EVENTS = 10_000;
 export const DEFAULT_INTERVAL_MS = 1000;
 export const DEFAULT_MAX_CALL_CLASSES = 64;
+/** The longest path or header value a call class keeps, so a class's size is bounded too. */
+export const MAX_CLASS_TEXT = 256;
 
 /**
  * The call counters of one endpoint address for the current interval. One object per address for the
@@ -93,6 +95,12 @@ interface ClassNode {
 }
 
 const newClassNode = (): ClassNode => ({ leaf: undefined, next: new Map() });
+
+function fitsInClass(path: string, values: readonly (string | undefined)[]): boolean {
+  if (path.length > MAX_CLASS_TEXT) return false;
+  for (const v of values) if (v !== undefined && v.length > MAX_CLASS_TEXT) return false;
+  return true;
+}
 
 /** The node under `node` at `key`, made when missing if there is `room`. */
 function nextNode(
@@ -325,7 +333,8 @@ export class FlightRecorder {
   /**
    * A pick counted by {@link routePicked}, by its call's class: the route, the child, the call's path and the
    * values of {@link callClassHeaders} (the caller may reuse the array). The interval counts up to
-   * `maxCallClasses` classes; a call of another class then counts under its route only.
+   * `maxCallClasses` classes; a call of another class, or whose path or a header value is longer than
+   * {@link MAX_CLASS_TEXT} characters, then counts under its route only.
    */
   callClassPicked(route: string, child: string, path: string, values: readonly (string | undefined)[]): void {
     const last = this.lastClass;
@@ -334,7 +343,7 @@ export class FlightRecorder {
       return;
     }
     // A new class (or any node of its path) is made only while the interval has room for it.
-    const room = this.classes.length < this.maxCallClasses;
+    const room = this.classes.length < this.maxCallClasses && fitsInClass(path, values);
     const at = this.lastPathNode;
     let node: ClassNode | undefined;
     if (at !== undefined && at.route === route && at.child === child && at.path === path) node = at.node;

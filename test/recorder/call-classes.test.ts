@@ -200,3 +200,21 @@ test('the reader names a bad class, route match, hash policy or channel id by li
     /line 3: xdsChannelId: expected an integer as a decimal string, got 1.5/,
   );
 });
+
+test('a class keeps a path and header values of up to 256 characters; a longer one counts under its route only', () => {
+  const { clock, recorder } = recorderWithRoutes();
+  pick(recorder, '1', 'cluster:main', '/svc/M', { 'x-user': 'u'.repeat(256) });
+  pick(recorder, '1', 'cluster:main', '/svc/M', { 'x-user': 'u'.repeat(257) });
+  pick(recorder, '1', 'cluster:main', `/${'p'.repeat(255)}`);
+  pick(recorder, '1', 'cluster:main', `/${'p'.repeat(256)}`);
+  clock.advance(1000);
+  const [calls] = callsEvents(recorder);
+  assert.deepEqual(calls!.routes, [{ route: 1, child: 'cluster:main', picks: 4 }]);
+  assert.deepEqual(
+    calls!.callClasses!.map((c) => [c.path.length, c.headers['x-user']?.length]),
+    [
+      [256, undefined],
+      [6, 256],
+    ],
+  );
+});
