@@ -7,6 +7,7 @@ import type { MetricsRecorder } from './metrics-recorder.js';
 import type { Picker } from './picker.js';
 import type { Status } from './status.js';
 import type { Subchannel } from './subchannel.js';
+import type { UpdateTurns } from './update-turns.js';
 
 type Overrides = Partial<Pick<Helper, 'createSubchannel' | 'updateState' | 'requestReresolution' | 'trace'>>;
 
@@ -36,6 +37,9 @@ export function childHelper(parent: Helper, overrides: Overrides): Helper {
     trace: overrides.trace ?? parent.trace,
     get metricsRecorder() {
       return parent.metricsRecorder;
+    },
+    get updateTurns() {
+      return parent.updateTurns;
     },
     [RANDOM]: random,
   };
@@ -69,6 +73,10 @@ export abstract class HelperForwarder implements Helper {
 
   get metricsRecorder(): MetricsRecorder | undefined {
     return this.parent.metricsRecorder;
+  }
+
+  get updateTurns(): UpdateTurns | undefined {
+    return this.parent.updateTurns;
   }
 
   random(): number {

@@ -28,5 +28,6 @@ export * from './subchannel.js';
 export * from './subchannel-metrics.js';
 export * from './subchannel-watch.js';
 export * from './uint32.js';
+export * from './update-turns.js';
 export * from './watcher-set.js';
 export * from './work-meter.js';

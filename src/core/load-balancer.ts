@@ -10,6 +10,7 @@ import type { PolicyNode } from './policy-node.js';
 import type { Status } from './status.js';
 import type { StatusOr } from './status-or.js';
 import type { Subchannel } from './subchannel.js';
+import type { UpdateTurns } from './update-turns.js';
 
 /** What flows down the tree: the resolver's endpoints (or its error), the parsed config, channel settings. */
 export interface LbUpdate<Config = unknown> {
@@ -34,6 +35,8 @@ export interface Helper {
   readonly trace: Trace;
   /** A79: where non-per-call metrics go; absent when the channel records none. Child helpers forward it. */
   readonly metricsRecorder?: MetricsRecorder | undefined;
+  /** Issue 25 §5: spreads a big update over event-loop turns; absent, every update is applied in one turn. */
+  readonly updateTurns?: UpdateTurns | undefined;
 }
 
 export interface LoadBalancer<Config = unknown> {

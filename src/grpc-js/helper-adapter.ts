@@ -16,6 +16,7 @@ import {
   SubchannelMetrics,
   subchannelMetricLabels,
   type Trace,
+  UpdateTurnQueue,
 } from '../core/index.js';
 import { type ClusterTransportSecurity, XDS_TRANSPORT_SECURITY } from '../xds/transport-security.js';
 import { METRICS_CHANNEL_OPTION } from './channel-metrics.js';
@@ -182,6 +183,14 @@ export class GrpcHelperAdapter implements Helper {
   /** What the root policy last reported (the live view's root node when the policy cannot describe itself). */
   lastState: ConnectivityState = CONNECTING;
   lastStatus: Status = OK_STATUS;
+  /**
+   * Big updates spread over event-loop turns (issue 25 §5): their steps run in setImmediate callbacks, and the
+   * channel keeps its picker until the last one has run.
+   */
+  readonly updateTurns = new UpdateTurnQueue({
+    nextTurn: (fn) => setImmediate(fn),
+    publish: (state, status, picker) => this.publish(state, status, picker),
+  });
 
   constructor(
     private readonly grpc: experimental.ChannelControlHelper,
@@ -290,6 +299,10 @@ export class GrpcHelperAdapter implements Helper {
   }
 
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
+    this.updateTurns.updateState(state, status, picker);
+  }
+
+  private publish(state: ConnectivityState, status: Status, picker: Picker): void {
     if (this.publishes(state)) this.recording?.picker(state, status);
     this.lastState = state;
     this.lastStatus = status;

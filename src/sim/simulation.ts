@@ -23,6 +23,7 @@ import {
   type Status,
   SubchannelMetrics,
   subchannelMetricLabels,
+  UpdateTurnQueue,
 } from '../core/index.js';
 import { FakeOrcaServer } from './fake-orca-server.js';
 import {
@@ -49,6 +50,12 @@ export interface SimulationOptions {
   historyLimit?: number;
   /** A79: the recorder the tree's policies (and the fake subchannels, A94) record their metrics to. */
   metricsRecorder?: MetricsRecorder;
+  /**
+   * The virtual time an event-loop turn of a spread update takes (issue 25 §5: a petiole's list of 500
+   * endpoints or more is placed 1,000 endpoints per turn, the channel keeping its picker until the update is
+   * complete). Default 0: every turn runs within the operation that caused it; more lets a test watch the turns.
+   */
+  spreadTurnMs?: number;
 }
 
 export interface HistoryEntry {
@@ -71,7 +78,13 @@ export type SimPickResult =
  * helper. Every operation runs the work it causes (state deliveries, zero-delay hops) before returning.
  */
 export class Simulation {
-  readonly options: { backoffMs: number; seed: number; trace: boolean; historyLimit: number };
+  readonly options: {
+    backoffMs: number;
+    seed: number;
+    trace: boolean;
+    historyLimit: number;
+    spreadTurnMs: number;
+  };
   readonly clock = new VirtualClock();
   /** Entries dropped from the front of `history` by `historyLimit`. */
   historyDropped = 0;
@@ -95,6 +108,8 @@ export class Simulation {
   private readonly orcaServers = new Map<string, FakeOrcaServer>();
   private readonly random: () => number;
   private readonly helper: Helper;
+  /** Spread updates' turns (issue 25 §5): `spreading` while the channel keeps its picker for one. */
+  readonly updateTurns: UpdateTurnQueue;
 
   constructor(
     readonly registry: Registry,
@@ -105,12 +120,28 @@ export class Simulation {
       seed: options.seed ?? 1,
       trace: options.trace ?? false,
       historyLimit: options.historyLimit ?? Number.POSITIVE_INFINITY,
+      spreadTurnMs: options.spreadTurnMs ?? 0,
     };
     const limit = this.options.historyLimit;
     if (!(limit === Number.POSITIVE_INFINITY || (Number.isInteger(limit) && limit >= 1))) {
       throw new RangeError(`historyLimit must be a positive integer, got ${limit}`);
     }
+    if (!(this.options.spreadTurnMs >= 0)) {
+      throw new RangeError(`spreadTurnMs must be at least 0, got ${this.options.spreadTurnMs}`);
+    }
     this.random = seededRandom(this.options.seed);
+    const turns = new UpdateTurnQueue({
+      nextTurn: (fn) => {
+        this.clock.setTimer(this.options.spreadTurnMs, fn);
+      },
+      publish: (state, status, picker) => {
+        this.state = state;
+        this.status = status;
+        this.picker = picker;
+        this.record({ at: this.clock.now(), state, status });
+      },
+    });
+    this.updateTurns = turns;
     const host = {
       clock: this.clock,
       backoffMs: () => this.options.backoffMs,
@@ -147,12 +178,7 @@ export class Simulation {
         this.subchannelsCreated++;
         return fake.newHandle();
       },
-      updateState: (state, status, picker) => {
-        this.state = state;
-        this.status = status;
-        this.picker = picker;
-        this.record({ at: this.clock.now(), state, status });
-      },
+      updateState: (state, status, picker) => turns.updateState(state, status, picker),
       requestReresolution: () => {
         this.reresolutionRequests++;
       },
@@ -162,6 +188,7 @@ export class Simulation {
         if (this.options.trace) this.traces.push(`${this.clock.now()}ms ${message()}`);
       },
       metricsRecorder: options.metricsRecorder,
+      updateTurns: turns,
     };
   }
 

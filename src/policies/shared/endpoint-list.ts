@@ -173,6 +173,18 @@ export class EndpointChild extends PickFirstLeaf implements Helper {
   }
 }
 
+/** Where an endpoint list placed in steps stands (see {@link EndpointList.startPlacing}). */
+export interface Placement {
+  readonly endpoints: readonly Endpoint[];
+  /** The index of the next endpoint to place. */
+  next: number;
+  /** The distinct children placed so far, in list order (`count` of them). */
+  readonly distinct: EndpointChild[];
+  count: number;
+  readonly generation: number;
+  readonly argsChanged: boolean;
+}
+
 /** Counts of children per state, kept incrementally so aggregation never scans the list. */
 export type StateCounts = Record<ConnectivityState, number>;
 
@@ -316,27 +328,63 @@ export abstract class EndpointList implements StateCounts {
     attributes: ChannelArgs,
     onDuplicate?: (child: EndpointChild, duplicate: Endpoint) => void,
   ): EndpointChild[] {
+    const placement = this.startPlacing(endpoints, attributes);
+    this.placeSome(placement, endpoints.length, onDuplicate);
+    return this.finishPlacing(placement);
+  }
+
+  /**
+   * The start of {@link updateEndpoints} in steps (issue 25 §5: a big list placed over several event-loop
+   * turns): takes the settings and opens a new generation. Then {@link placeSome} until every endpoint is
+   * placed, and {@link finishPlacing}. Between steps the list holds the children of both lists (the old ones
+   * not yet placed again stay until the sweep at the end); another update abandons the placement.
+   */
+  startPlacing(endpoints: readonly Endpoint[], attributes: ChannelArgs): Placement {
     const argsChanged = this.takeArgs(attributes);
     // Mark and sweep by generation rather than building a second Map: a re-delivered list of 10,000
     // endpoints then costs one lookup per endpoint.
     const generation = ++this.generation;
-    // Sized for the list at once (trimmed below if it had duplicates): no growth steps.
-    const distinct: EndpointChild[] = new Array(endpoints.length);
-    let count = 0;
+    // Sized for the list at once (trimmed at the end if it had duplicates): no growth steps.
+    return { endpoints, next: 0, distinct: new Array(endpoints.length), count: 0, generation, argsChanged };
+  }
+
+  /** Places the next `n` endpoints of `placement` (fewer when fewer are left). */
+  placeSome(
+    placement: Placement,
+    n: number,
+    onDuplicate?: (child: EndpointChild, duplicate: Endpoint) => void,
+  ): void {
+    const { endpoints, distinct, generation, argsChanged } = placement;
+    const end = Math.min(endpoints.length, placement.next + n);
+    let count = placement.count;
     this.updating = true;
-    workMeter.visits += endpoints.length;
+    workMeter.visits += end - placement.next;
     try {
       // Indexed, not for-of: the loop calls out per endpoint, and V8 then keeps an iterator result per step.
-      for (let i = 0; i < endpoints.length; i++) {
+      for (let i = placement.next; i < end; i++) {
         const e = endpoints[i]!;
         const child = this.place(e, generation, argsChanged);
         if (child !== null) distinct[count++] = child;
         else onDuplicate?.(this.find(endpointKey(e))!, e); // a duplicate of an endpoint already in this list
       }
-      if (count < distinct.length) distinct.length = count;
-      if (count < this.size) this.sweep(generation);
     } finally {
       this.updating = false;
+      placement.next = end;
+      placement.count = count;
+    }
+  }
+
+  /** The end of a placement: the children of endpoints it did not list go; the distinct children, in list order. */
+  finishPlacing(placement: Placement): EndpointChild[] {
+    const { distinct, count } = placement;
+    if (count < distinct.length) distinct.length = count;
+    if (count < this.size) {
+      this.updating = true;
+      try {
+        this.sweep(placement.generation);
+      } finally {
+        this.updating = false;
+      }
     }
     return distinct;
   }

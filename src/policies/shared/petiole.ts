@@ -14,17 +14,21 @@ import {
   type PolicyNode,
   queuePicker,
   READY,
+  SPREAD_MIN_ENDPOINTS,
   type Status,
   TRANSIENT_FAILURE,
+  type UpdateTurns,
   unavailable,
   workMeter,
 } from '../../core/index.js';
 import { UPDATE_LIST } from './child-policy.js';
-import { type EndpointChild, EndpointList } from './endpoint-list.js';
+import { type EndpointChild, EndpointList, type Placement } from './endpoint-list.js';
 import { LastUpdate } from './last-update.js';
 import { SnapshotArray } from './snapshot-array.js';
 
 const NO_CHILDREN = Object.freeze([]) as unknown as EndpointChild[];
+/** A spread update's cancellation before its first step is queued. */
+const NOT_WAITING = () => {};
 /**
  * The scratch array every petiole's `entryFor` writes a READY child's entry into (copied out at once; nothing
  * runs in between), so a report allocates no array and a petiole carries none.
@@ -68,6 +72,11 @@ export abstract class EagerPetiole<Config, Entry = Picker>
    * one-endpoint list is placed as cheaply as it is compared, and tens of thousands of petioles carry none).
    */
   private lastUpdate: LastUpdate<Config> | null = null;
+  /**
+   * An update being placed over several event-loop turns (issue 25 §5), with its config and the cancellation
+   * of its next step; null otherwise. Meanwhile the petiole reports nothing: its last picker serves.
+   */
+  private spread: { placement: Placement; config: Config; cancel: () => void } | null = null;
 
   // The petiole is its endpoint list (one object per petiole: a locality per endpoint makes many).
   constructor(helper: Helper) {
@@ -142,7 +151,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
 
   /** Reports a fresh READY picker over the same READY set (weighted_round_robin's periodic weight update). */
   protected refreshPicker(): void {
-    if (this.reported === READY && this.readyCount() > 0) {
+    if (this.reported === READY && this.readyCount() > 0 && this.spread === null) {
       this.report(READY, OK_STATUS, this.readyPickerOf(this.readyEntries()));
     }
   }
@@ -175,6 +184,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     resolutionNote?: string,
   ): boolean {
     if (endpoints.length === 0) {
+      this.stopSpread();
       this.lastUpdate?.forget();
       this.destroyAll();
       this.clearReady();
@@ -184,6 +194,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     }
     if (endpoints.length === 1) {
       // One endpoint (a target or locality per endpoint makes tens of thousands of these): no array of one.
+      this.stopSpread();
       this.lastUpdate?.forget();
       const child = this.updateOneEndpoint(endpoints[0]!, attributes);
       this.applyConfig(config);
@@ -196,14 +207,55 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       return true;
     }
     // The same list again (a resolver re-delivering it): every child already has its endpoint, and the READY
-    // set and the picker already follow the children's states. Nothing to place, rebuild or report.
+    // set and the picker already follow the children's states. Nothing to place, rebuild or report. (The same
+    // list as one being spread: that one goes on.)
     this.lastUpdate ??= new LastUpdate();
     const last = this.lastUpdate;
     workMeter.visits += endpoints.length;
     if (last.repeats(endpoints, config, attributes, resolutionNote)) return true;
     last.keep(true, endpoints, config, attributes, resolutionNote);
+    this.stopSpread();
+    const turns = endpoints.length >= SPREAD_MIN_ENDPOINTS ? this.helper.updateTurns : undefined;
+    if (turns !== undefined) {
+      this.spread = {
+        placement: this.startPlacing(endpoints, attributes),
+        config,
+        cancel: NOT_WAITING,
+      };
+      this.spreadStep(turns);
+      return true;
+    }
     // The distinct children in list order: an array walks faster than the list's Map.
-    const children = this.updateEndpoints(endpoints, attributes);
+    this.finishUpdate(this.updateEndpoints(endpoints, attributes), config);
+    return true;
+  }
+
+  /**
+   * Places as much of the spread update as this turn's budget allows; the rest waits for a later turn, and the
+   * last step finishes the update as a one-turn update would have.
+   */
+  private spreadStep(turns: UpdateTurns): void {
+    const spread = this.spread!;
+    const placement = spread.placement;
+    this.placeSome(placement, turns.take(placement.endpoints.length - placement.next));
+    if (placement.next < placement.endpoints.length) {
+      spread.cancel = turns.later(() => this.spreadStep(turns));
+      return;
+    }
+    this.spread = null;
+    this.finishUpdate(this.finishPlacing(placement), spread.config);
+  }
+
+  /** Abandons a spread update (a newer update supersedes it, or the policy goes). */
+  private stopSpread(): void {
+    const spread = this.spread;
+    if (spread === null) return;
+    this.spread = null;
+    spread.cancel();
+  }
+
+  /** The end of an update that placed `children` (distinct, in list order): the READY set, wake-ups, the report. */
+  private finishUpdate(children: EndpointChild[], config: Config): void {
     this.applyConfig(config);
     // The update is O(n) anyway: the READY set starts over, in list order.
     this.clearReady();
@@ -216,7 +268,6 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     // Apart, since exitIdle may make a child report (and join the READY set) at once.
     for (let i = 0; i < children.length; i++) this.afterUpdate(children[i]!);
     this.aggregate();
-    return true;
   }
 
   /** After an update has placed every child: remembers a failed one's error, wakes an IDLE one. */
@@ -242,6 +293,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
   }
 
   destroy(): void {
+    this.stopSpread();
     this.destroyAll();
     this.clearReady();
   }
@@ -345,7 +397,9 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       // Petioles keep every endpoint connected.
       child.exitIdle();
     }
-    // Only changes that can alter what we report need a new picker.
+    // Only changes that can alter what we report need a new picker; none while an update is spread (its old
+    // picker serves until the update is complete, and the last step reports).
+    if (this.spread !== null) return;
     if (child.state === READY || previous === READY || this.reported !== READY) this.aggregate();
   }
 

@@ -1,0 +1,155 @@
+import type { CancelTimer } from './clock.js';
+import type { ConnectivityState } from './connectivity-state.js';
+import type { Picker } from './picker.js';
+import type { Status } from './status.js';
+
+/**
+ * How a policy spreads a big update over event-loop turns (issue 25 §5: a 10,000-endpoint EDS push applied in
+ * one turn stalled every call of the process). A policy takes what it may place now from the turn's budget and
+ * hands the rest to `later`; while any such step waits, the channel keeps the picker it has, and it gets the
+ * tree's latest one when the last step has run. So the channel never sees a picker of a half-applied update: it
+ * sees the old one until the update is complete, then the one a one-turn update would have made.
+ *
+ * Policies never schedule turns themselves: the helper's owner does (the grpc-js adapter with setImmediate, the
+ * simulator on its virtual clock), which keeps the simulator deterministic.
+ */
+export interface UpdateTurns {
+  /** How many of `want` endpoints an update may place in this turn (0 when the turn's budget is spent). */
+  take(want: number): number;
+  /** Runs `step` in a later turn (steps run in the order they were handed over); returns its cancellation. */
+  later(step: () => void): CancelTimer;
+}
+
+/**
+ * A petiole's list shorter than this is always placed in the turn its update arrives in, exactly as before
+ * updates were spread; a longer one takes from the turn's budget.
+ */
+export const SPREAD_MIN_ENDPOINTS = 500;
+
+/**
+ * Endpoints placed per turn by spread updates, all policies of a channel together. A new endpoint costs its
+ * pick_first and subchannel handle (about 15 µs on a quiet machine, 2–4× that under load), a kept one a lookup.
+ */
+export const SPREAD_ENDPOINTS_PER_TURN = 1_000;
+
+/** What the owner of a channel's root helper gives {@link UpdateTurnQueue}. */
+export interface UpdateTurnHost {
+  /**
+   * Runs `fn` in the next event-loop turn (setImmediate; the simulator: a timer on its virtual clock). Both the
+   * steps and the end of the current turn's budget are scheduled with it.
+   */
+  nextTurn(fn: () => void): void;
+  /** Hands a picker to the channel. */
+  publish(state: ConnectivityState, status: Status, picker: Picker): void;
+}
+
+interface Step {
+  readonly run: () => void;
+  cancelled: boolean;
+}
+
+/**
+ * The {@link UpdateTurns} of one channel, at its root helper: the per-turn budget, the queue of waiting steps,
+ * and the root's reports, held while a step waits.
+ */
+export class UpdateTurnQueue implements UpdateTurns {
+  private left = 0;
+  /** Whether `left` belongs to the current turn (a turn's budget is opened by its first take or step). */
+  private turnOpen = false;
+  private queue: Step[] = [];
+  private next = 0;
+  /** Steps queued and neither run nor cancelled: while any is, reports are held. */
+  private waiting = 0;
+  private scheduled = false;
+  private held: { state: ConnectivityState; status: Status; picker: Picker } | null = null;
+  /** Whether a turn of steps is running now. */
+  private running = false;
+
+  constructor(
+    private readonly host: UpdateTurnHost,
+    private readonly perTurn = SPREAD_ENDPOINTS_PER_TURN,
+  ) {}
+
+  /** Whether a step waits (reports are held meanwhile). */
+  get spreading(): boolean {
+    return this.waiting > 0;
+  }
+
+  take(want: number): number {
+    if (!this.turnOpen) {
+      // The first take of a turn no step runs in (an update from the resolver): the budget is this turn's until
+      // the next one starts.
+      this.turnOpen = true;
+      this.left = this.perTurn;
+      this.host.nextTurn(() => {
+        if (!this.running) this.turnOpen = false;
+      });
+    }
+    const granted = Math.min(want, this.left);
+    this.left -= granted;
+    return granted;
+  }
+
+  later(step: () => void): CancelTimer {
+    const entry: Step = { run: step, cancelled: false };
+    this.queue.push(entry);
+    this.waiting++;
+    this.schedule();
+    return () => {
+      if (entry.cancelled) return;
+      entry.cancelled = true;
+      // The held report goes out in a later turn if nothing else waits: never from inside the update that
+      // cancelled (its own report comes next, and the one held may be of a half-applied update).
+      if (--this.waiting === 0) this.schedule();
+    };
+  }
+
+  /** The root's report: handed on, or held while a step waits (the latest one wins). */
+  updateState(state: ConnectivityState, status: Status, picker: Picker): void {
+    if (this.waiting > 0) {
+      this.held = { state, status, picker };
+      return;
+    }
+    this.held = null;
+    this.host.publish(state, status, picker);
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.host.nextTurn(() => this.runTurn());
+  }
+
+  /** One turn: a fresh budget, the waiting steps in order while it lasts. */
+  private runTurn(): void {
+    this.scheduled = false;
+    this.running = true;
+    this.turnOpen = true;
+    this.left = this.perTurn;
+    try {
+      while (this.next < this.queue.length && this.left > 0) {
+        const entry = this.queue[this.next++]!;
+        if (entry.cancelled) continue;
+        entry.cancelled = true;
+        this.waiting--;
+        entry.run();
+      }
+    } finally {
+      this.running = false;
+      this.turnOpen = false;
+    }
+    if (this.next === this.queue.length) {
+      this.queue = [];
+      this.next = 0;
+    }
+    if (this.waiting > 0) {
+      this.schedule();
+      return;
+    }
+    const held = this.held;
+    if (held !== null) {
+      this.held = null;
+      this.host.publish(held.state, held.status, held.picker);
+    }
+  }
+}
