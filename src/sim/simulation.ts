@@ -56,6 +56,11 @@ export interface SimulationOptions {
    * complete). Default 0: every turn runs within the operation that caused it; more lets a test watch the turns.
    */
   spreadTurnMs?: number;
+  /**
+   * false: the tree's helper offers no update turns, so every update is applied in the turn it arrives in (as
+   * under a helper of one's own); the reference a spread update's result is compared with. Default true.
+   */
+  spreadUpdates?: boolean;
 }
 
 export interface HistoryEntry {
@@ -188,7 +193,7 @@ export class Simulation {
         if (this.options.trace) this.traces.push(`${this.clock.now()}ms ${message()}`);
       },
       metricsRecorder: options.metricsRecorder,
-      updateTurns: turns,
+      updateTurns: options.spreadUpdates === false ? undefined : turns,
     };
   }
 
