@@ -3,7 +3,7 @@
 // a process of their own. Usage: `xds-channel-client.ts <lbtree|grpc-js-xds>` with the bootstrap JSON in
 // BENCH_XDS_BOOTSTRAP; run with --expose-gc. Commands arrive as JSON lines on stdin, answers leave as JSON lines
 // on stdout (see bench/xds-channel.ts for the protocol and what each figure means).
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createInterface } from 'node:readline';
 import { writeHeapSnapshot } from 'node:v8';
@@ -41,7 +41,13 @@ export type ClientAnswer =
   | { readonly armed: true }
   | { readonly loading: true }
   | { readonly pushed: true }
-  | { readonly maxStallMs: number; readonly ok: number; readonly failed: number; readonly heapBytes: number }
+  | {
+      readonly maxStallMs: number;
+      readonly maxStallCpuMs: number;
+      readonly ok: number;
+      readonly failed: number;
+      readonly heapBytes: number;
+    }
   /** markerNs: process.hrtime (CLOCK_MONOTONIC, shared by every process of the machine) of the first RPC answered by the marker; null when the cap ran out. */
   | { readonly markerNs: string | null; readonly heapBytes: number; readonly pushedNs?: string };
 
@@ -190,6 +196,8 @@ class BackgroundLoad {
   ok = 0;
   failed = 0;
   private maxGapMs = 0;
+  /** The most CPU time (this process's user + system) spent between two runs of the interval timer. */
+  private maxGapCpuMs = 0;
   constructor(rate: number) {
     const everyMs = 1000 / rate;
     let due = performance.now();
@@ -205,27 +213,48 @@ class BackgroundLoad {
       }
     }, 5);
     let last = performance.now();
+    let lastCpu = process.cpuUsage();
     setInterval(() => {
       const now = performance.now();
+      const cpu = process.cpuUsage();
       this.maxGapMs = Math.max(this.maxGapMs, now - last - STALL_TICK_MS);
+      // On a loaded machine a stall's wall time includes the time the process waited for a core; its CPU time
+      // (all of the process's threads, GC helpers included) is what the process itself spent.
+      const cpuMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
+      this.maxGapCpuMs = Math.max(this.maxGapCpuMs, cpuMs);
+      if (STALL_LOG !== undefined && now - last - STALL_TICK_MS > STALL_LOG_MS) logStall(last, now);
       last = now;
+      lastCpu = cpu;
     }, STALL_TICK_MS);
   }
   /** The longest stall (ms) and the calls answered since the last read. */
-  read(): { maxStallMs: number; ok: number; failed: number; heapBytes: number } {
+  read(): { maxStallMs: number; maxStallCpuMs: number; ok: number; failed: number; heapBytes: number } {
     const figures = {
       maxStallMs: this.maxGapMs,
+      maxStallCpuMs: this.maxGapCpuMs,
       ok: this.ok,
       failed: this.failed,
       heapBytes: process.memoryUsage().heapUsed,
     };
     this.maxGapMs = 0;
+    this.maxGapCpuMs = 0;
     this.ok = 0;
     this.failed = 0;
     return figures;
   }
 }
 const STALL_TICK_MS = 10;
+/**
+ * BENCH_STALL_LOG=<file>: each stall over 50 ms is appended to it as a line `<start µs> <end µs>` on the clock a
+ * `--cpu-prof` profile's sample times use (CLOCK_MONOTONIC), so a profile can be read stall by stall.
+ */
+const STALL_LOG = process.env.BENCH_STALL_LOG;
+const STALL_LOG_MS = 50;
+const hrtimeAtOrigin = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
+function logStall(fromMs: number, toMs: number): void {
+  const us = (ms: number) => Math.round(hrtimeAtOrigin + ms * 1000);
+  appendFileSync(STALL_LOG!, `${us(fromMs)} ${us(toMs)}\n`);
+}
 let load: BackgroundLoad | null = null;
 
 await warmUp(Number(process.argv[3] ?? 1));

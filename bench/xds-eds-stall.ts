@@ -12,7 +12,8 @@
  *     one subchannel per address, all connecting), SETTLE_MS after each push. It pays grpc-js's own costs
  *     (its subchannel pool scans all of a channel's subchannels on each creation; the refused connections).
  * Goal: no stall over 100 ms on lbtree's side. Knobs: BENCH_STALL_N, BENCH_STALL_PUSHES,
- * BENCH_STALL_GRPC_JS_XDS_PUSHES, BENCH_STALL_RATE, BENCH_STALL_SETTLE_MS, BENCH_STALL_SIDES, BENCH_XDS_NODE_FLAGS
+ * BENCH_STALL_GRPC_JS_XDS_PUSHES, BENCH_STALL_RATE, BENCH_STALL_SETTLE_MS, BENCH_STALL_SIDES, BENCH_STALL_LOG (the
+ * channel process logs its stalls, for reading a profile stall by stall), BENCH_XDS_NODE_FLAGS
  * (e.g. a CPU profile of the channel process).
  */
 import { loadavg } from 'node:os';
@@ -33,6 +34,8 @@ const SIDES = ALL_SIDES.filter((s) => !ONLY || ONLY.includes(s));
 
 interface PushFigures {
   readonly maxStallMs: number;
+  /** The most CPU time the process spent between two runs of its 10 ms timer: the stall the machine's load does not stretch. */
+  readonly maxStallCpuMs: number;
   /** From the push to the client's ACK of it; NaN for the floor (no control plane). */
   readonly ackMs: number;
   readonly ok: number;
@@ -90,6 +93,7 @@ async function measureSide(side: Side): Promise<PushFigures[]> {
       if (read === null) {
         figures.push({
           maxStallMs: Number.NaN,
+          maxStallCpuMs: Number.NaN,
           ackMs: Number.POSITIVE_INFINITY,
           ok: 0,
           failed: 0,
@@ -115,15 +119,15 @@ export async function runXdsEdsStallBench(): Promise<void> {
     `\n## a ${N.toLocaleString('en')}-endpoint EDS push under ${RATE} calls/s: the longest event-loop stall (load average at start ${load.join(' ')})\n`,
   );
   console.log(
-    '| side | pushes | first push: longest stall | later pushes: median of longest stalls | later pushes: longest stall | push → ACK (median) | calls failed |',
+    '| side | pushes | first push: longest stall | later pushes: median of longest stalls | later pushes: longest stall | longest stall in CPU time: first push / later ones | push → ACK (median) | calls failed |',
   );
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const [side, list] of runs) {
     const later = list.slice(1);
     const fmt = (x: number | undefined) => (x === undefined || Number.isNaN(x) ? '—' : `${x.toFixed(1)} ms`);
     const name = side === 'grpc-js-floor' ? 'grpc-js floor (plain channel, same addresses)' : side;
     console.log(
-      `| ${name} | ${list.length} | ${fmt(list[0]?.maxStallMs)} | ${fmt(later.length ? median(later.map((f) => f.maxStallMs)) : undefined)} | ${fmt(later.length ? Math.max(...later.map((f) => f.maxStallMs)) : undefined)} | ${fmt(median(list.map((f) => f.ackMs)))} | ${list.reduce((n, f) => n + f.failed, 0)} of ${list.reduce((n, f) => n + f.failed + f.ok, 0)} |`,
+      `| ${name} | ${list.length} | ${fmt(list[0]?.maxStallMs)} | ${fmt(later.length ? median(later.map((f) => f.maxStallMs)) : undefined)} | ${fmt(later.length ? Math.max(...later.map((f) => f.maxStallMs)) : undefined)} | ${fmt(list[0]?.maxStallCpuMs)} / ${fmt(later.length ? Math.max(...later.map((f) => f.maxStallCpuMs)) : undefined)} | ${fmt(median(list.map((f) => f.ackMs)))} | ${list.reduce((n, f) => n + f.failed, 0)} of ${list.reduce((n, f) => n + f.failed + f.ok, 0)} |`,
     );
   }
   for (const [side, list] of runs) {
@@ -133,7 +137,7 @@ export async function runXdsEdsStallBench(): Promise<void> {
       );
     }
     console.log(
-      `\n${side}, per push (longest stall ms / ACK ms / heap MB): ${list.map((f) => `${f.maxStallMs.toFixed(0)}/${Number.isNaN(f.ackMs) ? '-' : f.ackMs.toFixed(0)}/${(f.heapBytes / 2 ** 20).toFixed(0)}`).join(', ')}`,
+      `\n${side}, per push (longest stall ms / most CPU ms between two timer runs / ACK ms / heap MB): ${list.map((f) => `${f.maxStallMs.toFixed(0)}/${f.maxStallCpuMs.toFixed(0)}/${Number.isNaN(f.ackMs) ? '-' : f.ackMs.toFixed(0)}/${(f.heapBytes / 2 ** 20).toFixed(0)}`).join(', ')}`,
     );
   }
 }

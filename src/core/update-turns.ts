@@ -14,15 +14,18 @@ import type { Status } from './status.js';
  * simulator on its virtual clock), which keeps the simulator deterministic.
  */
 export interface UpdateTurns {
-  /** How many of `want` endpoints an update may place in this turn (0 when the turn's budget is spent). */
+  /**
+   * How many of `want` endpoints an update may place in this turn: 0 when the turn's budget is spent, and in a
+   * turn that runs no step (the one the update arrives in).
+   */
   take(want: number): number;
   /** Runs `step` in a later turn (steps run in the order they were handed over); returns its cancellation. */
   later(step: () => void): CancelTimer;
 }
 
 /**
- * A petiole's list shorter than this is always placed in the turn its update arrives in, exactly as before
- * updates were spread; a longer one takes from the turn's budget.
+ * A petiole's list shorter than this is placed in the turn its update arrives in, exactly as before updates
+ * were spread; a longer one in later turns, from their budget.
  */
 export const SPREAD_MIN_ENDPOINTS = 500;
 
@@ -34,10 +37,7 @@ export const SPREAD_ENDPOINTS_PER_TURN = 1_000;
 
 /** What the owner of a channel's root helper gives {@link UpdateTurnQueue}. */
 export interface UpdateTurnHost {
-  /**
-   * Runs `fn` in the next event-loop turn (setImmediate; the simulator: a timer on its virtual clock). Both the
-   * steps and the end of the current turn's budget are scheduled with it.
-   */
+  /** Runs `fn` in the next event-loop turn (the grpc-js adapter: setImmediate; the simulator: a virtual timer). */
   nextTurn(fn: () => void): void;
   /** Hands a picker to the channel. */
   publish(state: ConnectivityState, status: Status, picker: Picker): void;
@@ -53,9 +53,8 @@ interface Step {
  * and the root's reports, held while a step waits.
  */
 export class UpdateTurnQueue implements UpdateTurns {
+  /** What is left of the running turn's budget. */
   private left = 0;
-  /** Whether `left` belongs to the current turn (a turn's budget is opened by its first take or step). */
-  private turnOpen = false;
   private queue: Step[] = [];
   private next = 0;
   /** Steps queued and neither run nor cancelled: while any is, reports are held. */
@@ -76,15 +75,9 @@ export class UpdateTurnQueue implements UpdateTurns {
   }
 
   take(want: number): number {
-    if (!this.turnOpen) {
-      // The first take of a turn no step runs in (an update from the resolver): the budget is this turn's until
-      // the next one starts.
-      this.turnOpen = true;
-      this.left = this.perTurn;
-      this.host.nextTurn(() => {
-        if (!this.running) this.turnOpen = false;
-      });
-    }
+    // The turn an update arrives in has decoded and routed the whole list already: what it would place waits for
+    // a turn of steps.
+    if (!this.running) return 0;
     const granted = Math.min(want, this.left);
     this.left -= granted;
     return granted;
@@ -124,7 +117,6 @@ export class UpdateTurnQueue implements UpdateTurns {
   private runTurn(): void {
     this.scheduled = false;
     this.running = true;
-    this.turnOpen = true;
     this.left = this.perTurn;
     try {
       while (this.next < this.queue.length && this.left > 0) {
@@ -136,7 +128,6 @@ export class UpdateTurnQueue implements UpdateTurns {
       }
     } finally {
       this.running = false;
-      this.turnOpen = false;
     }
     if (this.next === this.queue.length) {
       this.queue = [];

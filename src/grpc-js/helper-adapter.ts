@@ -132,6 +132,27 @@ class HeldSubchannel implements HandleOwner {
   }
 }
 
+/** Whether one of {@link inNextIteration}'s callbacks is running (the loop is in its check phase). */
+let inCheckPhase = false;
+
+/**
+ * Runs `fn` in the check phase of the event loop's next iteration, so that timers and I/O run before it. An
+ * immediate set from an I/O callback (an xDS response: the update's first turn) runs in the same iteration, right
+ * after it: that would have made the update's first two steps one stall.
+ */
+function inNextIteration(fn: () => void): void {
+  const run = () => {
+    inCheckPhase = true;
+    try {
+      fn();
+    } finally {
+      inCheckPhase = false;
+    }
+  };
+  if (inCheckPhase) setImmediate(run);
+  else setImmediate(() => setImmediate(run));
+}
+
 function sameOptions(a: ChannelOptions, b: ChannelOptions): boolean {
   if (a === b) return true;
   const keys = Object.keys(a);
@@ -188,7 +209,7 @@ export class GrpcHelperAdapter implements Helper {
    * channel keeps its picker until the last one has run.
    */
   readonly updateTurns = new UpdateTurnQueue({
-    nextTurn: (fn) => setImmediate(fn),
+    nextTurn: inNextIteration,
     publish: (state, status, picker) => this.publish(state, status, picker),
   });
 

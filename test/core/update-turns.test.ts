@@ -20,25 +20,26 @@ function harness() {
 }
 
 describe('UpdateTurnQueue (issue 25 §5)', () => {
-  test('a turn grants 1,000 endpoints, whoever takes them; the next turn grants 1,000 again', () => {
+  test('a turn of steps grants 1,000 endpoints, whichever steps take them; the turn an update arrives in, none', () => {
     const { queue, runTurn } = harness();
-    assert.equal(queue.take(600), 600);
-    assert.equal(queue.take(600), 400);
-    assert.equal(queue.take(1), 0);
+    const granted: number[] = [];
+    assert.equal(queue.take(600), 0);
+    queue.later(() => granted.push(queue.take(600), queue.take(600), queue.take(1)));
     runTurn();
-    assert.equal(queue.take(1_001), 1_000);
+    queue.later(() => granted.push(queue.take(1_001)));
+    runTurn();
+    assert.deepEqual(granted, [600, 400, 0, 1_000]);
   });
 
   test('steps run in order in later turns, each turn while its budget lasts', () => {
     const { queue, runTurn } = harness();
     const ran: string[] = [];
-    queue.take(1_000);
     queue.later(() => ran.push(`a${queue.take(700)}`));
     queue.later(() => ran.push(`b${queue.take(700)}`));
     queue.later(() => ran.push(`c${queue.take(700)}`));
     assert.deepEqual(ran, []);
     runTurn();
-    // a and b shared the second turn's 1,000; c waits for the third.
+    // a and b shared the turn's 1,000; c waits for the next.
     assert.deepEqual(ran, ['a700', 'b300']);
     assert.equal(queue.spreading, true);
     runTurn();

@@ -56,10 +56,12 @@ describe('a big endpoint list is placed over several turns (issue 25 §5)', () =
     const historyBefore = sim.history.length;
     const list = addresses(2_500);
     assert.equal(sim.update(list, RR), true);
-    // The first turn placed 1,000 endpoints (each one's pick_first created its subchannel); the channel still
-    // has the picker over A and B, which stay connected.
-    assert.equal(sim.subchannelsCreated, 2 + 1_000);
+    // The update's own turn places none of them; the channel keeps the picker over A and B.
+    assert.equal(sim.subchannelsCreated, 2);
     assert.equal(sim.updateTurns.spreading, true);
+    sim.advance(1);
+    // The first turn placed 1,000 endpoints (each one's pick_first created its subchannel); A and B still serve.
+    assert.equal(sim.subchannelsCreated, 2 + 1_000);
     assert.deepEqual(tally(picks(sim, 4)), { [A]: 2, [B]: 2 });
     assert.equal(sim.subchannel(A).released, false);
     sim.advance(1);
@@ -85,8 +87,8 @@ describe('a big endpoint list is placed over several turns (issue 25 §5)', () =
     once.update(list, RR);
     assert.equal(spread.updateTurns.spreading, true);
     assert.equal(once.updateTurns.spreading, false);
-    spread.advance(2);
-    once.advance(2);
+    spread.advance(3);
+    once.advance(3);
     assert.equal(spread.updateTurns.spreading, false);
     assert.deepEqual(observed(spread, 2 * 2_501), observed(once, 2 * 2_501));
   });
@@ -98,8 +100,8 @@ describe('a big endpoint list is placed over several turns (issue 25 §5)', () =
     spread.update(list, LEAST_REQUEST);
     once.update(list, LEAST_REQUEST);
     assert.deepEqual(new Set([...picks(spread, 20), A, B]), new Set([A, B]));
-    spread.advance(1);
-    once.advance(1);
+    spread.advance(2);
+    once.advance(2);
     assert.equal(spread.updateTurns.spreading, false);
     // Its picks are random (power of two choices): the tree and the subchannels are compared.
     assert.deepEqual(observed(spread, 0), observed(once, 0));
@@ -109,6 +111,7 @@ describe('a big endpoint list is placed over several turns (issue 25 §5)', () =
   test('a later small update supersedes the spread one at once: the rest of the big list is never placed', () => {
     const sim = servingAB();
     sim.update(addresses(2_500), RR);
+    sim.advance(1);
     assert.equal(sim.subchannelsCreated, 2 + 1_000);
     const created = sim.subchannelsCreated;
     sim.update([B, addresses(1, 9_000)[0]!], RR);
@@ -137,13 +140,20 @@ describe('a big endpoint list is placed over several turns (issue 25 §5)', () =
     spread.advance(5);
     once.advance(5);
     assert.equal(spread.updateTurns.spreading, false);
-    assert.deepEqual(observed(spread, 4_400), observed(once, 4_400));
+    // The same tree and picks; the spread update made fewer subchannels on the way: only the first 1,000 of the
+    // first list were placed before the second superseded it.
+    const { created, released, ...state } = observed(spread, 2 * 2_200);
+    const { created: _c, released: _r, ...onceState } = observed(once, 2 * 2_200);
+    assert.deepEqual(state, onceState);
+    assert.equal(created, 2 + 1_000 + 2_200);
+    assert.equal(released, 2 + 1_000);
   });
 
   test('the same big list delivered again while it is spread does not start it over', () => {
     const sim = servingAB();
     const list = addresses(2_500);
     sim.update(list, RR);
+    sim.advance(1);
     sim.update(list, RR);
     assert.equal(sim.subchannelsCreated, 2 + 1_000);
     sim.advance(2);
@@ -154,6 +164,7 @@ describe('a big endpoint list is placed over several turns (issue 25 §5)', () =
   test('destroying the tree mid-spread leaves no step behind', () => {
     const sim = servingAB();
     sim.update(addresses(2_500), RR);
+    sim.advance(1);
     sim.destroy();
     sim.advance(10);
     assert.equal(sim.subchannelsCreated, 2 + 1_000);
@@ -167,11 +178,13 @@ describe('a big endpoint list is placed over several turns (issue 25 §5)', () =
   test('turn budget: a list of 1,000 is placed in one turn, one of 1,001 in two', () => {
     const sim = servingAB();
     sim.update(addresses(1_000), RR);
+    assert.equal(sim.subchannelsCreated, 2);
+    sim.advance(1);
     assert.equal(sim.updateTurns.spreading, false);
     assert.equal(sim.subchannelsCreated, 2 + 1_000);
     assert.deepEqual(new Set(picks(sim, 1_000)), new Set(addresses(1_000)));
-    sim.advance(1); // a new turn, a new budget
     sim.update(addresses(1_001, 20_000), RR);
+    sim.advance(1);
     assert.equal(sim.updateTurns.spreading, true);
     assert.equal(sim.subchannelsCreated, 2 + 1_000 + 1_000);
     sim.advance(1);
@@ -179,23 +192,38 @@ describe('a big endpoint list is placed over several turns (issue 25 §5)', () =
     assert.equal(sim.subchannelsCreated, 2 + 1_000 + 1_001);
   });
 
-  test('threshold: with the turn budget spent, a locality of 500 waits for the next turn, one of 499 does not', () => {
-    for (const [size, waits] of [
-      [500, true],
+  test('threshold: a list of 499 is placed in the turn its update arrives in, one of 500 in the next', () => {
+    for (const [size, spreads] of [
       [499, false],
+      [500, true],
     ] as const) {
-      const sim = new Simulation({ spreadTurnMs: 1 });
-      const big = inLocality('L1', addresses(1_000));
-      const small = inLocality('L2', addresses(size, 50_000));
-      sim.update([...big, ...small], WRR_LOCALITY);
-      // L1's 1,000 spent the turn's budget.
-      assert.equal(sim.subchannelsCreated, waits ? 1_000 : 1_000 + size, `${size}`);
-      assert.equal(sim.updateTurns.spreading, waits, `${size}`);
+      const sim = servingAB();
+      const list = addresses(size);
+      sim.update(list, RR);
+      assert.equal(sim.updateTurns.spreading, spreads, `${size}`);
+      assert.equal(sim.subchannelsCreated, spreads ? 2 : 2 + size, `${size}`);
+      assert.equal(sim.subchannel(A).released, !spreads, `${size}`);
       sim.advance(1);
-      assert.equal(sim.subchannelsCreated, 1_000 + size, `${size}`);
-      assert.equal(sim.state, 'READY');
-      assert.equal(new Set(picks(sim, 4 * (1_000 + size))).size, 1_000 + size);
+      assert.equal(sim.subchannelsCreated, 2 + size, `${size}`);
+      assert.equal(sim.subchannel(A).released, true, `${size}`);
+      assert.deepEqual(new Set(picks(sim, size)), new Set(list), `${size}`);
     }
+  });
+
+  test('several lists share a turn: 700 and 500 under xds_wrr_locality take two turns', () => {
+    const sim = new Simulation({ spreadTurnMs: 1 });
+    sim.update(
+      [...inLocality('L1', addresses(700)), ...inLocality('L2', addresses(500, 50_000))],
+      WRR_LOCALITY,
+    );
+    assert.equal(sim.subchannelsCreated, 0);
+    sim.advance(1);
+    assert.equal(sim.subchannelsCreated, 1_000);
+    assert.equal(sim.history.length, 0);
+    sim.advance(1);
+    assert.equal(sim.subchannelsCreated, 1_200);
+    assert.equal(sim.state, 'READY');
+    assert.equal(new Set(picks(sim, 4_800)).size, 1_200);
   });
 
   test('ten localities of 1,000 under xds_wrr_locality: one per turn, one report, equal to one turn', () => {
@@ -204,15 +232,15 @@ describe('a big endpoint list is placed over several turns (issue 25 §5)', () =
     const once = new Simulation({ spreadUpdates: false });
     spread.update(localities.flat(), WRR_LOCALITY);
     once.update(localities.flat(), WRR_LOCALITY);
-    for (let turn = 1; turn <= 9; turn++) {
+    for (let turn = 0; turn <= 9; turn++) {
       assert.equal(spread.subchannelsCreated, turn * 1_000);
       assert.equal(spread.history.length, 0, `no report before the update is complete (turn ${turn})`);
       spread.advance(1);
     }
-    once.advance(9);
+    once.advance(10);
     assert.equal(spread.updateTurns.spreading, false);
     // The first report came with the last turn (more follow as the last locality's endpoints connect).
-    assert.equal(spread.history[0]?.at, 9);
+    assert.equal(spread.history[0]?.at, 10);
     assert.equal(spread.state, 'READY');
     assert.deepEqual(spread.describe(), once.describe());
     assert.equal(new Set(picks(spread, 40_000)).size, 10_000);
