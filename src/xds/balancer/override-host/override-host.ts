@@ -131,9 +131,15 @@ export class OverrideHostLb
     const previous = this.entries;
     const next = new Map<string, AddressEntry>();
     const drainingKept = this.overridable.has('DRAINING');
+    // Endpoints of a locality share one Attributes object: their health status is read once.
+    let lastAttributes: Attributes | null = null;
+    let health: XdsHealthStatus = 'UNKNOWN';
     for (let n = 0; n < endpoints.length; n++) {
       const e = endpoints[n]!;
-      const health = e.attributes.get(XDS_HEALTH_STATUS) ?? 'UNKNOWN';
+      if (e.attributes !== lastAttributes) {
+        lastAttributes = e.attributes;
+        health = e.attributes.get(XDS_HEALTH_STATUS) ?? 'UNKNOWN';
+      }
       if (health === 'DRAINING' && !drainingKept) continue;
       const addresses = e.addresses;
       if (addresses.length === 1) {
@@ -295,7 +301,14 @@ export class OverrideHostLb
 /** A55: the child never sees DRAINING endpoints (the same array when there are none). */
 function withoutDraining(endpoints: readonly Endpoint[]): readonly Endpoint[] {
   let i = 0;
-  while (i < endpoints.length && endpoints[i]!.attributes.get(XDS_HEALTH_STATUS) !== 'DRAINING') i++;
+  // Endpoints of a locality share one Attributes object: each object is read once.
+  let checked: Attributes | null = null;
+  for (; i < endpoints.length; i++) {
+    const attributes = endpoints[i]!.attributes;
+    if (attributes === checked) continue;
+    if (attributes.get(XDS_HEALTH_STATUS) === 'DRAINING') break;
+    checked = attributes;
+  }
   if (i === endpoints.length) return endpoints;
   return endpoints.filter((e) => e.attributes.get(XDS_HEALTH_STATUS) !== 'DRAINING');
 }
