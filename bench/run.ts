@@ -5,6 +5,7 @@
 
 import { runAdapterBench } from './adapter.js';
 import { runEdsDecodeBench } from './eds-decode.js';
+import { runEdsPushTurnsBench } from './eds-push-turns.js';
 import { runMetricsBench } from './metrics.js';
 import { runPriorityBench } from './priority.js';
 import { runRecorderBench } from './recorder.js';
@@ -37,6 +38,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   recorder: runRecorderBench,
   metrics: runMetricsBench,
   'xds-eds-stall': runXdsEdsStallBench,
+  'eds-push-turns': runEdsPushTurnsBench,
 };
 
 const filter = process.argv.slice(2);
