@@ -9,6 +9,7 @@ import { picks, tally } from '../support/sim-picks.js';
 
 const RR = [{ round_robin: {} }];
 const LEAST_REQUEST = [{ least_request_experimental: {} }];
+const WRR = [{ weighted_round_robin: { blackoutPeriod: '0s', weightUpdatePeriod: '1s' } }];
 const WRR_LOCALITY = [{ xds_wrr_locality_experimental: { childPolicy: RR } }];
 const A = '192.168.0.1:80';
 const B = '192.168.0.2:80';
@@ -106,6 +107,20 @@ describe('a big endpoint list is placed over several turns (issue 25 §5)', () =
     // Its picks are random (power of two choices): the tree and the subchannels are compared.
     assert.deepEqual(observed(spread, 0), observed(once, 0));
     assert.deepEqual(new Set(picks(spread, 3_000)).size > 1_000, true);
+  });
+
+  test('weighted_round_robin spreads a big list the same way (A58 petiole)', () => {
+    const list = addresses(1_500);
+    const spread = servingAB({}, WRR);
+    const once = servingAB({ spreadUpdates: false }, WRR);
+    spread.update(list, WRR);
+    once.update(list, WRR);
+    assert.deepEqual(tally(picks(spread, 4)), { [A]: 2, [B]: 2 });
+    spread.advance(2);
+    once.advance(2);
+    assert.equal(spread.updateTurns.spreading, false);
+    // Without load reports every endpoint has the mean weight: an even rotation, as in one turn.
+    assert.deepEqual(observed(spread, 2 * 1_500), observed(once, 2 * 1_500));
   });
 
   test('a later small update supersedes the spread one at once: the rest of the big list is never placed', () => {
