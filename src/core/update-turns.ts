@@ -97,6 +97,15 @@ export class UpdateTurnQueue implements UpdateTurns {
     };
   }
 
+  /** Drops every waiting step and the held report: the tree they were for is gone. */
+  clear(): void {
+    for (let i = this.next; i < this.queue.length; i++) this.queue[i]!.cancelled = true;
+    this.queue = [];
+    this.next = 0;
+    this.waiting = 0;
+    this.held = null;
+  }
+
   /** The root's report: handed on, or held while a step waits (the latest one wins). */
   updateState(state: ConnectivityState, status: Status, picker: Picker): void {
     if (this.waiting > 0) {

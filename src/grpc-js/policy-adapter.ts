@@ -222,6 +222,8 @@ export function grpcPolicyClasses(
     destroy(): void {
       this.policy?.destroy();
       this.policy = null;
+      // A spread update's report held for the channel goes nowhere now.
+      this.helper.updateTurns.clear();
       this.helper.recording = null;
       this.attached = false;
       this.channel.detach(this);

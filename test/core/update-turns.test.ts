@@ -86,4 +86,16 @@ describe('UpdateTurnQueue (issue 25 §5)', () => {
     runTurn();
     assert.deepEqual(published, ['READY']);
   });
+
+  test('clear drops the waiting steps and the held report (the tree is gone)', () => {
+    const { queue, published, runTurn, report } = harness();
+    queue.later(() => assert.fail('cleared'));
+    report('CONNECTING');
+    queue.clear();
+    assert.equal(queue.spreading, false);
+    runTurn();
+    assert.deepEqual(published, []);
+    report('READY');
+    assert.deepEqual(published, ['READY']);
+  });
 });
