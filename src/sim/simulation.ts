@@ -226,7 +226,7 @@ export class Simulation {
   /** Builds the root policy from a LoadBalancingConfig list (or one entry). Throws a ConfigError if invalid. */
   createRoot(configJson: unknown): LoadBalancer {
     const parsed = this.registry.parseLbConfigList(configJson);
-    this.root?.destroy();
+    this.destroyRoot();
     this.rootConfig = parsed;
     this.root = this.registry.create(parsed, this.helper);
     return this.root;
@@ -350,9 +350,15 @@ export class Simulation {
   }
 
   destroy(): void {
-    this.root?.destroy();
+    this.destroyRoot();
     this.root = null;
     this.flush();
+  }
+
+  /** Destroys the root policy; a spread update's waiting steps and held report go with it. */
+  private destroyRoot(): void {
+    this.root?.destroy();
+    this.updateTurns.clear();
   }
 
   private applyConfig(configJson: unknown): boolean {
@@ -369,7 +375,7 @@ export class Simulation {
       return false;
     }
     if (!this.root || this.rootConfig?.factory.name !== parsed.factory.name) {
-      this.root?.destroy();
+      this.destroyRoot();
       this.root = this.registry.create(parsed, this.helper);
     }
     this.rootConfig = parsed;

@@ -180,8 +180,10 @@ describe('a big endpoint list is placed over several turns (issue 25 §5)', () =
     const sim = servingAB();
     sim.update(addresses(2_500), RR);
     sim.advance(1);
+    const reports = sim.history.length;
     sim.destroy();
     sim.advance(10);
+    assert.equal(sim.history.length, reports, 'nothing held is reported for a tree that is gone');
     assert.equal(sim.subchannelsCreated, 2 + 1_000);
     assert.equal(sim.updateTurns.spreading, false);
     assert.equal(
