@@ -94,6 +94,8 @@ export {
   watchSubchannelHealth,
   watchSubchannelState,
 } from './core/subchannel-watch.js';
+// What a Helper's optional `updateTurns` offers (issue 25 §5: big updates spread over event-loop turns).
+export type { UpdateTurns } from './core/update-turns.js';
 export {
   forEachWatcher,
   hasWatcher,
