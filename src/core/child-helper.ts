@@ -9,7 +9,9 @@ import type { Status } from './status.js';
 import type { Subchannel } from './subchannel.js';
 import type { UpdateTurns } from './update-turns.js';
 
-type Overrides = Partial<Pick<Helper, 'createSubchannel' | 'updateState' | 'requestReresolution' | 'trace'>>;
+type Overrides = Partial<
+  Pick<Helper, 'createSubchannel' | 'updateState' | 'requestReresolution' | 'trace' | 'updateWakeable'>
+>;
 
 const RANDOM: unique symbol = Symbol('lbtree.helper.random');
 type WithRandom = Helper & { readonly [RANDOM]?: () => number };
@@ -41,6 +43,8 @@ export function childHelper(parent: Helper, overrides: Overrides): Helper {
     get updateTurns() {
       return parent.updateTurns;
     },
+    // Not forwarded unless asked: a parent of several children must combine what they say.
+    updateWakeable: overrides.updateWakeable,
     [RANDOM]: random,
   };
   return helper;

@@ -37,6 +37,13 @@ export interface Helper {
   readonly metricsRecorder?: MetricsRecorder | undefined;
   /** Issue 25 §5: spreads a big update over event-loop turns; absent, every update is applied in one turn. */
   readonly updateTurns?: UpdateTurns | undefined;
+  /**
+   * The policy says whether its `exitIdle()` would now wake anything (something in its subtree is IDLE and
+   * waits for it), each time that changes. A parent skips `exitIdle()` on a child that said no: grpc-js calls
+   * it on the root before every call. Until a policy says, it is taken as yes, so one that never calls this
+   * always gets `exitIdle()`. Absent: the parent does not listen (a policy calls it as `updateWakeable?.()`).
+   */
+  updateWakeable?(wakeable: boolean): void;
 }
 
 export interface LoadBalancer<Config = unknown> {

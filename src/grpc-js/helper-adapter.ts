@@ -212,6 +212,8 @@ export class GrpcHelperAdapter implements Helper {
     nextTurn: inNextIteration,
     publish: (state, status, picker) => this.publish(state, status, picker),
   });
+  /** Whether the root policy's exitIdle() would wake anything (its last word; yes until it says). */
+  wakeable = true;
 
   constructor(
     private readonly grpc: experimental.ChannelControlHelper,
@@ -336,6 +338,10 @@ export class GrpcHelperAdapter implements Helper {
 
   requestReresolution(): void {
     this.grpc.requestReresolution();
+  }
+
+  updateWakeable(wakeable: boolean): void {
+    this.wakeable = wakeable;
   }
 
   random(): number {

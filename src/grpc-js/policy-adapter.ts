@@ -214,7 +214,8 @@ export function grpcPolicyClasses(
     }
 
     exitIdle(): void {
-      this.policy?.exitIdle();
+      // grpc-js calls this before every call; the tree says when nothing in it would wake.
+      if (this.helper.wakeable) this.policy?.exitIdle();
     }
     resetBackoff(): void {
       this.policy?.resetBackoff();

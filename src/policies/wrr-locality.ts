@@ -274,6 +274,8 @@ export class WrrLocality extends SingleChildPolicy implements LoadBalancer<WrrLo
     super();
     this.child = new ChildPolicy(
       childHelper(helper, {
+        // One child: whether its exitIdle() would wake anything is ours to say too.
+        updateWakeable: (wakeable) => helper.updateWakeable?.(wakeable),
         updateState: (state, status, picker) => this.onChildReport(state, status, picker),
       }),
       registry,

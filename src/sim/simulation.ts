@@ -106,6 +106,11 @@ export class Simulation {
   /** The ConfigError of the last rejected config, if any. */
   lastConfigError: ConfigError | undefined;
   private root: LoadBalancer | null = null;
+  /**
+   * Whether the root's exitIdle() would wake anything (Helper.updateWakeable: yes until the root says); as a
+   * grpc-js channel does, exitIdle() skips the root while it is no.
+   */
+  rootWakeable = true;
   private rootConfig: ParsedLbConfig | null = null;
   private readonly fakes = new Map<string, FakeSubchannel>();
   private readonly createdWith = new Map<string, Attributes>();
@@ -187,6 +192,9 @@ export class Simulation {
       requestReresolution: () => {
         this.reresolutionRequests++;
       },
+      updateWakeable: (wakeable) => {
+        this.rootWakeable = wakeable;
+      },
       clock: this.clock,
       random: () => this.random(),
       trace: (message) => {
@@ -227,6 +235,7 @@ export class Simulation {
   createRoot(configJson: unknown): LoadBalancer {
     const parsed = this.registry.parseLbConfigList(configJson);
     this.destroyRoot();
+    this.rootWakeable = true;
     this.rootConfig = parsed;
     this.root = this.registry.create(parsed, this.helper);
     return this.root;
@@ -345,7 +354,7 @@ export class Simulation {
   }
 
   exitIdle(): void {
-    this.root?.exitIdle();
+    if (this.rootWakeable) this.root?.exitIdle();
     this.flush();
   }
 
@@ -376,6 +385,7 @@ export class Simulation {
     }
     if (!this.root || this.rootConfig?.factory.name !== parsed.factory.name) {
       this.destroyRoot();
+      this.rootWakeable = true;
       this.root = this.registry.create(parsed, this.helper);
     }
     this.rootConfig = parsed;

@@ -84,6 +84,8 @@ export class OutlierDetection
     };
     this.child = new ChildPolicy(
       childHelper(helper, {
+        // One child: whether its exitIdle() would wake anything is ours to say too.
+        updateWakeable: (wakeable) => helper.updateWakeable?.(wakeable),
         createSubchannel: (address, attributes) => {
           const s = new EjectableSubchannel(helper.createSubchannel(address, attributes), recorder);
           let set = this.subchannels.get(s.key);

@@ -203,6 +203,8 @@ const DESTROYED = 4;
 const WATCHING_HEALTH = 8;
 /** The running pass has walked its whole list: no address is being waited on (`passIndex` means nothing). */
 const PASS_WALKED = 16;
+/** The parent heard that exitIdle() has nothing to wake (pick_first leaves IDLE only through it or a pick). */
+const NOT_WAKEABLE_TOLD = 32;
 
 /**
  * pick_first (A62 sticky TRANSIENT_FAILURE and shuffling, A61 Happy Eyeballs and generic health reporting):
@@ -220,7 +222,7 @@ export abstract class PickFirstLeaf
   private order: EndpointsOrOne | null = null;
   /** The addresses of the running pass (or of sticky-TF retrying), in attempt order. */
   private attempts: Attempts = NO_ATTEMPTS;
-  /** FIRST_PASS | IDLE_EXIT_SCHEDULED | DESTROYED | WATCHING_HEALTH | PASS_WALKED. */
+  /** FIRST_PASS | IDLE_EXIT_SCHEDULED | DESTROYED | WATCHING_HEALTH | PASS_WALKED | NOT_WAKEABLE_TOLD. */
   private flags = 0;
   /** Made on first need (see {@link PassProgress}); read through the accessors below. */
   private progress: PassProgress | null = null;
@@ -662,6 +664,12 @@ export abstract class PickFirstLeaf
 
   private report(state: ConnectivityState, status: Status, picker: Picker): void {
     this.reported = state;
+    // exitIdle() wakes pick_first only while it is IDLE: the parent hears when that changes, before the report.
+    const idle = state === IDLE;
+    if (idle === ((this.flags & NOT_WAKEABLE_TOLD) !== 0)) {
+      this.flags ^= NOT_WAKEABLE_TOLD;
+      this.helper.updateWakeable?.(idle);
+    }
     this.helper.updateState(state, status, picker);
   }
 }

@@ -26,6 +26,8 @@ import type { PriorityChildConfig } from './config.js';
 export interface PriorityChildOwner {
   /** The child reported (its state, status and picker are already recorded); `previous` is its state before. */
   onChildReport(child: PriorityChild, previous: ConnectivityState): void;
+  /** Whether the child's exitIdle() would wake anything changed ({@link PriorityChild.wakeable}). */
+  onChildWakeable(child: PriorityChild): void;
   onFailoverTimer(child: PriorityChild): void;
   onRetentionExpired(child: PriorityChild): void;
 }
@@ -62,6 +64,7 @@ export class PriorityChild extends SingleChildPolicy {
       requestReresolution: () => {
         if (!this.ignoreReresolutionRequests && !this.destroyed) parent.requestReresolution();
       },
+      updateWakeable: () => owner.onChildWakeable(this),
     });
     this.child = new ChildPolicy(helper, registry);
     this.retention = new RetentionTimer(parent.clock, () => owner.onRetentionExpired(this));
@@ -72,6 +75,11 @@ export class PriorityChild extends SingleChildPolicy {
   /** The live view of the child's policy, as this child last heard from it. */
   describe(): PolicyNode {
     return this.child.describe(this.state, this.status);
+  }
+
+  /** Whether the child's exitIdle() would wake anything (its policy said so, or has not said otherwise). */
+  get wakeable(): boolean {
+    return this.child.policyWakeable;
   }
 
   get failoverTimerPending(): boolean {

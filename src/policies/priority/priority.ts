@@ -25,6 +25,7 @@ import {
   workMeter,
 } from '../../core/index.js';
 import { LastUpdate } from '../shared/last-update.js';
+import { WakeableTally } from '../shared/wakeable-tally.js';
 import { PriorityChild, type PriorityChildOwner } from './child.js';
 import {
   PRIORITY,
@@ -63,11 +64,15 @@ export class Priority implements LoadBalancer<PriorityConfig>, PriorityChildOwne
   private reportedPicker: Picker | null = null;
   /** The last accepted update, so a re-delivery of it changes nothing. */
   private readonly lastUpdate = new LastUpdate<PriorityConfig>();
+  /** Whether exitIdle() would wake anything: only the current child gets it, so its word alone (0 or 1). */
+  private readonly wakeable: WakeableTally;
 
   constructor(
     private readonly helper: Helper,
     private readonly registry: PolicyLookup,
-  ) {}
+  ) {
+    this.wakeable = new WakeableTally(helper);
+  }
 
   update(update: LbUpdate<PriorityConfig>): boolean {
     if (this.destroyed) return false;
@@ -134,6 +139,7 @@ export class Priority implements LoadBalancer<PriorityConfig>, PriorityChildOwne
   }
 
   exitIdle(): void {
+    // A56: only the current child gets it (the others are lazily created, or failed over, or retained).
     this.current?.exitIdle();
   }
 
@@ -169,6 +175,18 @@ export class Priority implements LoadBalancer<PriorityConfig>, PriorityChildOwne
    */
   private traceReport(child: PriorityChild): void {
     this.helper.trace(() => `priority: child ${child.name} reported ${child.state}`);
+  }
+
+  /** @internal PriorityChildOwner */
+  onChildWakeable(child: PriorityChild): void {
+    if (child === this.current) this.tellWakeable();
+  }
+
+  /** Tells the parent whether exitIdle() would wake anything: whether the current child's would. */
+  private tellWakeable(): void {
+    const current = this.current;
+    this.wakeable.reset(current !== null && current.wakeable ? 1 : 0);
+    this.wakeable.tell();
   }
 
   /** @internal PriorityChildOwner */
@@ -222,6 +240,7 @@ export class Priority implements LoadBalancer<PriorityConfig>, PriorityChildOwne
     } finally {
       this.busy = false;
     }
+    this.tellWakeable();
   }
 
   /** A56 ChoosePriority, as its pseudo-code. */

@@ -48,6 +48,8 @@ export class RandomSubsetting extends SingleChildPolicy implements LoadBalancer<
     this.seedLow = Math.floor(random() * 0x1_0000_0000);
     this.child = new ChildPolicy(
       childHelper(helper, {
+        // One child: whether its exitIdle() would wake anything is ours to say too.
+        updateWakeable: (wakeable) => helper.updateWakeable?.(wakeable),
         updateState: (state, status, picker) => {
           this.childState = state;
           this.childStatus = status;

@@ -81,6 +81,8 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
       { lazy: true },
     );
     this.random = () => helper.random();
+    // A42: its IDLE endpoints are woken by picks, never by exitIdle() (below), so the parent need not call it.
+    helper.updateWakeable?.(false);
   }
 
   update(update: LbUpdate<RingHashConfig>): boolean {

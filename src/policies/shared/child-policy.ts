@@ -75,6 +75,9 @@ class InstanceHelper extends ForwardingHelper {
   override requestReresolution(): void {
     this.owner.reresolutionFrom(this);
   }
+  updateWakeable(wakeable: boolean): void {
+    this.owner.wakeableFrom(this, wakeable);
+  }
 }
 
 /** What a destroyed slot's `live` holds: no instance's helper ever equals it, and it marks `this` as used. */
@@ -102,6 +105,11 @@ export abstract class ChildPolicySlot extends HelperForwarder {
    * is used once `live` is not null.
    */
   private live: Helper | null = null;
+  /**
+   * Whether the live instance's exitIdle() would wake anything: taken as yes from its creation until it says
+   * otherwise (Helper.updateWakeable); no while there is no instance.
+   */
+  private wakeable = false;
 
   /** Where new instances are made from. */
   protected abstract readonly registry: PolicyLookup;
@@ -112,6 +120,19 @@ export abstract class ChildPolicySlot extends HelperForwarder {
   /** The live instance asks for re-resolution. */
   protected onPolicyReresolution(): void {
     this.parent.requestReresolution();
+  }
+
+  /**
+   * Whether the live instance's exitIdle() would wake anything changed: by default the parent's helper hears
+   * it (a parent with several children listens on each child's helper and combines them).
+   */
+  protected onPolicyWakeable(wakeable: boolean): void {
+    this.parent.updateWakeable?.(wakeable);
+  }
+
+  /** Whether exitIdle() would reach anything below this slot (see {@link onPolicyWakeable}). */
+  get policyWakeable(): boolean {
+    return this.wakeable;
   }
 
   /** Whether `parsed` would start a new instance (none yet, or a different policy). */
@@ -156,6 +177,8 @@ export abstract class ChildPolicySlot extends HelperForwarder {
     const helper: Helper = this.live !== null ? new InstanceHelper(this) : this;
     this.live = helper;
     this.factory = parsed.factory;
+    // Until the new instance says otherwise, exitIdle may have something to wake there.
+    this.setWakeable(true);
     this.policy = parsed.factory.create(helper, this.registry);
     this.parent.trace(createdMessage(parsed.factory));
     return previous;
@@ -170,7 +193,7 @@ export abstract class ChildPolicySlot extends HelperForwarder {
   }
 
   protected exitPolicyIdle(): void {
-    this.policy?.exitIdle();
+    if (this.wakeable) this.policy?.exitIdle();
   }
 
   protected resetPolicyBackoff(): void {
@@ -183,6 +206,13 @@ export abstract class ChildPolicySlot extends HelperForwarder {
     const policy = this.policy;
     this.policy = null;
     policy?.destroy();
+    this.setWakeable(false);
+  }
+
+  private setWakeable(wakeable: boolean): void {
+    if (wakeable === this.wakeable) return;
+    this.wakeable = wakeable;
+    this.onPolicyWakeable(wakeable);
   }
 
   /** @internal The first instance's report. */
@@ -193,6 +223,16 @@ export abstract class ChildPolicySlot extends HelperForwarder {
   /** @internal The first instance's request. */
   override requestReresolution(): void {
     this.reresolutionFrom(this);
+  }
+
+  /** @internal The first instance says whether its exitIdle() would wake anything. */
+  updateWakeable(wakeable: boolean): void {
+    this.wakeableFrom(this, wakeable);
+  }
+
+  /** @internal An instance's word on exitIdle, through its helper. */
+  wakeableFrom(helper: Helper, wakeable: boolean): void {
+    if (this.live === helper) this.setWakeable(wakeable);
   }
 
   /** @internal An instance's report, through its helper. */

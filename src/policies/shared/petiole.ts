@@ -77,6 +77,8 @@ export abstract class EagerPetiole<Config, Entry = Picker>
    * of its next step; null otherwise. Meanwhile the petiole reports nothing: its last picker serves.
    */
   private spread: { placement: Placement; config: Config; cancel: () => void } | null = null;
+  /** What the parent last heard of exitIdle() (Helper.updateWakeable): whether an IDLE child waits for it. */
+  private toldWakeable = true;
 
   // The petiole is its endpoint list (one object per petiole: a locality per endpoint makes many).
   constructor(helper: Helper) {
@@ -190,6 +192,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       this.clearReady();
       const note = resolutionNote ? ` (${resolutionNote})` : '';
       this.fail(unavailable(`empty endpoint list${note}`));
+      this.tellWakeable();
       return false;
     }
     if (endpoints.length === 1) {
@@ -204,6 +207,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       else child.slot = -1;
       this.afterUpdate(child);
       this.aggregate();
+      this.tellWakeable();
       return true;
     }
     // The same list again (a resolver re-delivering it): every child already has its endpoint, and the READY
@@ -268,6 +272,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     // Apart, since exitIdle may make a child report (and join the READY set) at once.
     for (let i = 0; i < children.length; i++) this.afterUpdate(children[i]!);
     this.aggregate();
+    this.tellWakeable();
   }
 
   /** After an update has placed every child: remembers a failed one's error, wakes an IDLE one. */
@@ -397,10 +402,22 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       // Petioles keep every endpoint connected.
       child.exitIdle();
     }
+    this.tellWakeable();
     // Only changes that can alter what we report need a new picker; none while an update is spread (its old
     // picker serves until the update is complete, and the last step reports).
     if (this.spread !== null) return;
     if (child.state === READY || previous === READY || this.reported !== READY) this.aggregate();
+  }
+
+  /**
+   * Tells the parent whether exitIdle() would wake anything (an IDLE child), when that changed: it seldom
+   * does, since an IDLE child is asked to reconnect as soon as it reports IDLE.
+   */
+  private tellWakeable(): void {
+    const wakeable = this.IDLE > 0;
+    if (wakeable === this.toldWakeable) return;
+    this.toldWakeable = wakeable;
+    this.helper.updateWakeable?.(wakeable);
   }
 
   /** A61 petiole state: READY > CONNECTING (or IDLE) > TRANSIENT_FAILURE, with sticky TF. */

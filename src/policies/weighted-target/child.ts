@@ -27,6 +27,8 @@ export interface WeightedTargetChildOwner {
   readonly registry: PolicyLookup;
   /** The child reported; `previous` is its state before. */
   onChildReport(child: WeightedTargetChild, previous: ConnectivityState): void;
+  /** Whether the child's exitIdle() would wake anything changed to `wakeable`. */
+  onChildWakeable(child: WeightedTargetChild, wakeable: boolean): void;
   onRetentionExpired(child: WeightedTargetChild): void;
 }
 
@@ -120,6 +122,10 @@ export class WeightedTargetChild extends ChildPolicySlot {
     this.reactivate();
     this.retention = DESTROYED;
     this.destroyPolicy();
+  }
+
+  protected override onPolicyWakeable(wakeable: boolean): void {
+    this.owner.onChildWakeable(this, wakeable);
   }
 
   protected onPolicyState(state: ConnectivityState, status: Status, picker: Picker): void {

@@ -25,6 +25,7 @@ import {
   workMeter,
 } from '../../core/index.js';
 import { SnapshotArray } from '../shared/snapshot-array.js';
+import { WakeableTally } from '../shared/wakeable-tally.js';
 import { WeightedTargetChild, type WeightedTargetChildOwner } from './child.js';
 import {
   parseWeightedTargetConfig,
@@ -76,6 +77,11 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
   /** What the READY pickers of the latest update share, and the failing pickers (every slot present). */
   private picking: WeightedPicking | null = null;
   private failing: WeightedPicking | null = null;
+  /**
+   * How many active targets' exitIdle() would wake something (one READY and one IDLE target report READY, yet
+   * exitIdle() must still wake the IDLE one): none, and exitIdle() has nothing to do.
+   */
+  private readonly wakeable: WakeableTally;
 
   /** @internal `helper.random` as one standalone function, for every picker this policy builds (and its targets). */
   readonly random: () => number;
@@ -87,6 +93,7 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     readonly registry: PolicyLookup,
   ) {
     this.random = randomOf(helper);
+    this.wakeable = new WakeableTally(helper);
   }
 
   /** The live view (A28): every target with its weight, the retained ones marked. */
@@ -181,12 +188,15 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     // Weights may have changed even where no state did: always rebuild.
     this.assignSlots(updated);
     this.aggregate();
+    this.wakeable.tell();
     // Like priority: rejected only when there is no list or nothing to route to; each child deals with its own
     // share (an empty share makes that child fail, not its siblings).
     return update.endpoints.ok && targets.size > 0;
   }
 
   exitIdle(): void {
+    // grpc-js calls this before every call: nothing to walk unless a target has something to wake.
+    if (!this.wakeable.any) return;
     workMeter.visits += this.active.length;
     for (const child of this.active) child.exitIdle();
   }
@@ -215,13 +225,16 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     const readyPickers: (Picker | null)[] = new Array(n);
     const allPickers: Picker[] = new Array(n);
     const counts = { IDLE: 0, CONNECTING: 0, READY: 0, TRANSIENT_FAILURE: 0, SHUTDOWN: 0 };
+    let wakeable = 0;
     for (let slot = 0; slot < n; slot++) {
       const child = updated[slot]!;
       weights[slot] = child.weight;
       readyPickers[slot] = child.state === READY ? child.picker : null;
       allPickers[slot] = child.picker;
       counts[child.state]++;
+      if (child.policyWakeable) wakeable++;
     }
+    this.wakeable.reset(wakeable);
     this.active = updated;
     this.counts = counts;
     this.readyPickers = SnapshotArray.adopt(readyPickers);
@@ -251,6 +264,14 @@ export class WeightedTarget implements LoadBalancer<WeightedTargetConfig>, Weigh
     // While READY, only READY children are in the picker: other children's moves change nothing we report.
     if (this.reported === READY && child.state !== READY && previous !== READY) return;
     this.aggregate();
+  }
+
+  /** @internal WeightedTargetChildOwner */
+  onChildWakeable(child: WeightedTargetChild, wakeable: boolean): void {
+    // During an update the active targets are recounted after it; a retained target gets no exitIdle().
+    if (this.updating || this.destroyed || child.deactivated || this.active[child.slot] !== child) return;
+    this.wakeable.change(wakeable);
+    this.wakeable.tell();
   }
 
   /** @internal WeightedTargetChildOwner */

@@ -97,6 +97,8 @@ export class CdsLb extends SingleChildPolicy implements LoadBalancer<CdsConfig> 
     super();
     this.child = new ChildPolicy(
       childHelper(helper, {
+        // One child: whether its exitIdle() would wake anything is ours to say too.
+        updateWakeable: (wakeable) => helper.updateWakeable?.(wakeable),
         updateState: (state, s, picker) => {
           if (!this.destroyed) this.report(state, s, picker);
         },

@@ -254,6 +254,8 @@ export class ClusterImplLb extends SingleChildPolicy implements LoadBalancer<Clu
     this.random = randomOf(helper);
     this.child = new ChildPolicy(
       childHelper(helper, {
+        // One child: whether its exitIdle() would wake anything is ours to say too.
+        updateWakeable: (wakeable) => helper.updateWakeable?.(wakeable),
         updateState: (state, s, picker) => {
           if (this.destroyed) return;
           this.last = { state, status: s, picker };

@@ -37,6 +37,7 @@ import {
 } from '../../core/index.js';
 import { ChildPolicy } from '../../policies/shared/child-policy.js';
 import { SingleChildPolicy } from '../../policies/shared/single-child-policy.js';
+import { WakeableTally } from '../../policies/shared/wakeable-tally.js';
 import { selectedCluster } from '../call-attributes.js';
 import { XDS_CLUSTER_MANAGER } from '../policy-names.js';
 
@@ -79,9 +80,11 @@ class ClusterChild extends SingleChildPolicy {
     parent: Helper,
     registry: PolicyLookup,
     private readonly onReport: () => void,
+    onWakeable: (wakeable: boolean) => void,
   ) {
     super();
     const helper = childHelper(parent, {
+      updateWakeable: onWakeable,
       updateState: (state, s, picker) => {
         if (this.destroyed) return;
         this.state = state;
@@ -153,11 +156,19 @@ export class ClusterManagerLb implements LoadBalancer<ClusterManagerConfig> {
   /** What this policy last reported (the live view). */
   private state: ConnectivityState = CONNECTING;
   private status: Status = OK_STATUS;
+  /** How many clusters' exitIdle() would wake something: none, and exitIdle() has nothing to do. */
+  private readonly wakeable: WakeableTally;
+  private readonly onChildWakeable = (wakeable: boolean): void => {
+    this.wakeable.change(wakeable);
+    if (!this.updating && !this.destroyed) this.wakeable.tell();
+  };
 
   constructor(
     private readonly helper: Helper,
     private readonly registry: PolicyLookup,
-  ) {}
+  ) {
+    this.wakeable = new WakeableTally(helper);
+  }
 
   update(update: LbUpdate<ClusterManagerConfig>): boolean {
     if (this.destroyed) return false;
@@ -174,7 +185,13 @@ export class ClusterManagerLb implements LoadBalancer<ClusterManagerConfig> {
       for (const [name, config] of wanted) {
         let child = this.children.get(name);
         if (child === undefined) {
-          child = new ClusterChild(name, this.helper, this.registry, () => this.onChildReport());
+          child = new ClusterChild(
+            name,
+            this.helper,
+            this.registry,
+            () => this.onChildReport(),
+            this.onChildWakeable,
+          );
           this.children.set(name, child);
         }
         child.update(config, update.endpoints, update.attributes, update.resolutionNote);
@@ -184,11 +201,14 @@ export class ClusterManagerLb implements LoadBalancer<ClusterManagerConfig> {
     }
     // A31: a picker that knows every new cluster is in place before update returns.
     this.aggregate();
+    this.wakeable.tell();
     // An empty map is a valid config (every call then fails): the channel must still take its config selector.
     return true;
   }
 
   exitIdle(): void {
+    // grpc-js calls this before every call: nothing to walk unless a cluster has something to wake.
+    if (!this.wakeable.any) return;
     for (const child of this.children.values()) child.exitIdle();
   }
 

@@ -64,6 +64,8 @@ export class OverrideHostLb
   ) {
     this.child = new ChildPolicy(
       childHelper(helper, {
+        // One child: whether its exitIdle() would wake anything is ours to say too.
+        updateWakeable: (wakeable) => helper.updateWakeable?.(wakeable),
         createSubchannel: (address, attributes) => {
           const wrapper = new OverrideHostSubchannel(helper.createSubchannel(address, attributes), this);
           this.adopt(wrapper);
