@@ -69,6 +69,11 @@ export class Puppet implements LoadBalancer<PuppetConfig> {
     this.helper.updateState(state, status, this.picker);
   }
 
+  /** Says whether its exitIdle() would wake anything (Helper.updateWakeable); never said: taken as yes. */
+  tellWakeable(wakeable: boolean): void {
+    this.helper.updateWakeable?.(wakeable);
+  }
+
   exitIdle(): void {
     this.exitIdleCalls++;
   }

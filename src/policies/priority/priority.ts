@@ -185,7 +185,7 @@ export class Priority implements LoadBalancer<PriorityConfig>, PriorityChildOwne
   /** Tells the parent whether exitIdle() would wake anything: whether the current child's would. */
   private tellWakeable(): void {
     const current = this.current;
-    this.wakeable.reset(current !== null && current.wakeable ? 1 : 0);
+    this.wakeable.reset(current?.wakeable ? 1 : 0);
     this.wakeable.tell();
   }
 
