@@ -246,29 +246,45 @@ export class LeastRequestPicker extends ArraySnapshot<LeastRequestSlot> implemen
 
   pick(args: PickArgs): PickResult {
     const n = this.n;
-    let best = 0;
-    if (n > 1) {
-      const random = this.random;
-      const counts = this.store.counts;
-      // random() * n can round up to n itself: such a draw counts as the last child.
-      let x = random() * n;
-      best = x < n ? x | 0 : n - 1;
-      let fewest = counts[this.at(2 * best) as number]!;
-      for (let i = 1; i < this.choiceCount; i++) {
-        x = random() * n;
-        const sampled = x < n ? x | 0 : n - 1;
-        const active = counts[this.at(2 * sampled) as number]!;
-        if (active < fewest) {
-          best = sampled;
-          fewest = active;
-        }
-      }
-    }
+    const best = n > 1 ? this.leastLoadedSample(n) : 0;
     const result = this.at(2 * best + 1) as CompletePick | CountedDelegate;
     if (result.type !== 'delegate') return result;
     // A child without a constant result (not a pick_first): ask its picker and count what it completes.
     const picked = result.picker.pick(args);
     return picked.type === 'complete' ? withHooks(picked, result.counter) : picked;
+  }
+
+  /**
+   * The least loaded of `choiceCount` children sampled uniformly with replacement; on a tie, the first sampled.
+   * Each draw u gives two samples: ⌊u·n⌋, and ⌊f·n⌋ of its remainder f = u·n − ⌊u·n⌋, itself uniform on [0, 1)
+   * and independent of the first to the draw's resolution (Math.random's 52 bits leave f 38 at 10,000
+   * children). A draw is a call through the helper's randomness: the default two samples make one.
+   */
+  private leastLoadedSample(n: number): number {
+    const random = this.random;
+    const counts = this.store.counts;
+    const choiceCount = this.choiceCount;
+    let best = 0;
+    let fewest = 0;
+    for (let i = 0; i < choiceCount; i += 2) {
+      const x = random() * n;
+      // u·n can round up to n itself: such a draw counts as the last child (and so does its remainder's).
+      const first = x < n ? x | 0 : n - 1;
+      const load = counts[this.at(2 * first) as number]!;
+      if (i === 0 || load < fewest) {
+        best = first;
+        fewest = load;
+      }
+      if (i + 1 === choiceCount) break;
+      const y = (x - first) * n;
+      const second = y < n ? y | 0 : n - 1;
+      const secondLoad = counts[this.at(2 * second) as number]!;
+      if (secondLoad < fewest) {
+        best = second;
+        fewest = secondLoad;
+      }
+    }
+    return best;
   }
 }
 

@@ -16,7 +16,7 @@ import {
   leastRequestFactory,
   parseLeastRequestConfig,
 } from '../../src/policies/index.js';
-import { Simulation, type SubchannelHandle } from '../../src/sim/index.js';
+import { Simulation, type SubchannelHandle, seededRandom } from '../../src/sim/index.js';
 import { connectAll, picks, tally } from '../support/sim-picks.js';
 import { CHI2_999, chiSquare } from '../support/stats.js';
 
@@ -443,14 +443,23 @@ describe('least_request picker (A48 "Picker Behavior")', () => {
     });
     let queue: number[] = [];
     const random = () => {
-      const i = queue.shift();
-      assert.ok(i !== undefined, 'asked for more samples than choiceCount');
-      return (i + 0.5) / 4;
+      const u = queue.shift();
+      assert.ok(u !== undefined, 'asked for more draws than choiceCount needs');
+      return u;
     };
-    const pickWith = (choiceCount: number, draws: number[]): string => {
-      queue = draws;
+    // One draw u gives two samples over the 4 children: ⌊4u⌋, then ⌊4f⌋ of the remainder f = 4u − ⌊4u⌋.
+    const draws = (samples: number[]): number[] => {
+      const out: number[] = [];
+      for (let i = 0; i < samples.length; i += 2) {
+        const second = i + 1 < samples.length ? (samples[i + 1]! + 0.5) / 4 : 0.5;
+        out.push((samples[i]! + second) / 4);
+      }
+      return out;
+    };
+    const pickWith = (choiceCount: number, samples: number[]): string => {
+      queue = draws(samples);
       const r = LeastRequestPicker.of(pickers, counters, choiceCount, random).pick(ARGS);
-      assert.equal(queue.length, 0, 'exactly choiceCount samples');
+      assert.equal(queue.length, 0, 'exactly one draw per two samples');
       return r.type === 'drop' ? r.status.details : r.type;
     };
     // choiceCount = number of children and every child sampled: the least loaded, whatever the order.
@@ -463,6 +472,8 @@ describe('least_request picker (A48 "Picker Behavior")', () => {
     // Equal loads: the first sampled.
     assert.equal(pickWith(2, [2, 1]), 'child 2');
     assert.equal(pickWith(3, [1, 2, 0]), 'child 1');
+    // An odd choiceCount: its last sample is a draw of its own.
+    assert.equal(pickWith(3, [0, 0, 3]), 'child 3');
     // The largest random() can return still lands on a child.
     queue = [];
     const edge = LeastRequestPicker.of(pickers, counters, 2, () => 1 - 2 ** -53).pick(ARGS);
@@ -527,6 +538,48 @@ describe('least_request picker (A48 "Picker Behavior")', () => {
       }
     });
   }
+
+  test('two samples from one draw (A48 "Picker Behavior"): at 1,000 children the least loaded of two follows ((n-k)/n)^2 - ((n-k-1)/n)^2, and with equal loads the first sampled is uniform', () => {
+    const n = 1000;
+    const pickers: Picker[] = Array.from({ length: n }, (_, i) => ({
+      pick: (): PickResult => ({ type: 'drop', status: unavailable(String(i)) }),
+    }));
+    const N = 100_000;
+    // Children by tenths: child i is in tenth ⌊i / 100⌋.
+    const tenths = (picker: LeastRequestPicker): number[] => {
+      const counts = new Array<number>(10).fill(0);
+      for (let j = 0; j < N; j++) {
+        const r = picker.pick(ARGS);
+        assert.equal(r.type, 'drop');
+        counts[Math.floor(Number(r.type === 'drop' ? r.status.details : -1) / 100)]!++;
+      }
+      return counts;
+    };
+    // P(min of two in tenth d) = ((10-d)/10)^2 - ((9-d)/10)^2: 0.19, 0.17, …, 0.01.
+    const minShares = Array.from({ length: 10 }, (_, d) => ((10 - d) / 10) ** 2 - ((9 - d) / 10) ** 2);
+    const uniform = new Array<number>(10).fill(0.1);
+    for (const [name, random] of [
+      ['Math.random', Math.random],
+      ["the simulator's 32-bit random", seededRandom(5)],
+    ] as const) {
+      const idle = new ActiveCounts(n);
+      const idleCounters = pickers.map(() => new CallCounter(idle));
+      const first = tenths(LeastRequestPicker.of(pickers, idleCounters, 2, random));
+      assert.ok(chiSquare(first, uniform) < CHI2_999[9]!, `${name}: first sampled ${first}`);
+      const store = new ActiveCounts(n);
+      const counters = pickers.map(() => new CallCounter(store));
+      // Child i holds i calls: the pick is the smaller of the two samples.
+      counters.forEach((c, i) => {
+        store.counts[c.slot] = i;
+      });
+      const least = tenths(LeastRequestPicker.of(pickers, counters, 2, random));
+      assert.ok(chiSquare(least, minShares) < CHI2_999[9]!, `${name}: least loaded ${least}`);
+      // The test tells two samples from one (uniform) and from three.
+      assert.ok(chiSquare(least, uniform) > CHI2_999[9]!);
+      const threeShares = Array.from({ length: 10 }, (_, d) => ((10 - d) / 10) ** 3 - ((9 - d) / 10) ** 3);
+      assert.ok(chiSquare(least, threeShares) > CHI2_999[9]!);
+    }
+  });
 
   test('a choiceCount update takes effect on the same children', () => {
     const keys = Array.from({ length: 10 }, (_, i) => `10.0.1.${i + 1}:80`);
