@@ -175,6 +175,8 @@ export function grpcPolicyClasses(
         this.helper.channelOptions = subchannelOptions(channelOptions);
         if (!this.policy) {
           this.helper.metricsRecorder = this.channel.metricsRecorderFor(channelOptions);
+          // A new root is taken as having something to wake until it says otherwise.
+          this.helper.wakeable = true;
           this.policy = factory.create(this.helper, registry);
         }
         return this.policy.update({
