@@ -264,6 +264,14 @@ export class LeastRequestPicker extends ArraySnapshot<LeastRequestSlot> implemen
     const random = this.random;
     const counts = this.store.counts;
     const choiceCount = this.choiceCount;
+    if (choiceCount === 2) {
+      // A48's default, straight through: one draw, two samples, the second wins only with fewer calls.
+      const x = random() * n;
+      const first = x < n ? x | 0 : n - 1;
+      const y = (x - first) * n;
+      const second = y < n ? y | 0 : n - 1;
+      return counts[this.at(2 * second) as number]! < counts[this.at(2 * first) as number]! ? second : first;
+    }
     let best = 0;
     let fewest = 0;
     for (let i = 0; i < choiceCount; i += 2) {
