@@ -30,15 +30,26 @@ const FAIL_AFTER_MS = 300;
 /** A grpc-js server failing the first `x-fail-attempts` attempts of each call, each after `x-fail-delay-ms`. */
 class FlakyServer {
   readonly server = new grpc.Server();
-  /** Attempts that reached it, by their grpc-previous-rpc-attempts (absent: 0). */
-  readonly attempts: number[] = [];
+  /**
+   * Attempts that reached it, by their grpc-previous-rpc-attempts (absent: 0), per call (its x-call-id): a hedge of an
+   * earlier call may still arrive while a later call runs.
+   */
+  private readonly attempts = new Map<string, number[]>();
   port = 0;
+
+  /** The attempts of the call with this x-call-id, in the order they arrived. */
+  attemptsOf(callId: string): number[] {
+    return this.attempts.get(callId) ?? [];
+  }
 
   async start(): Promise<this> {
     this.server.addService(WHOAMI_SERVICE, {
       whoami: (call: Grpc.ServerUnaryCall<Buffer, Buffer>, callback: Grpc.sendUnaryData<Buffer>) => {
         const previous = Number(call.metadata.get('grpc-previous-rpc-attempts')[0] ?? 0);
-        this.attempts.push(previous);
+        const callId = String(call.metadata.get('x-call-id')[0] ?? '');
+        const attempts = this.attempts.get(callId) ?? [];
+        attempts.push(previous);
+        this.attempts.set(callId, attempts);
         const failures = Number(call.metadata.get('x-fail-attempts')[0] ?? 0);
         if (previous >= failures) return callback(null, Buffer.from('flaky'));
         const delay = Number(call.metadata.get('x-fail-delay-ms')[0] ?? 0);
@@ -120,11 +131,15 @@ describe("A96 retry metrics on lbtree's xds: channels (A44 retry policy from lbt
     await h.close();
   });
 
-  const call = (c: InstanceType<typeof BackendClient>, failures: number) =>
+  const call = (c: InstanceType<typeof BackendClient>, failures: number, callId = '') =>
     whoami(c, {
       waitForReady: true,
       deadlineMs: 20_000,
-      headers: { 'x-fail-attempts': String(failures), 'x-fail-delay-ms': String(FAIL_AFTER_MS) },
+      headers: {
+        'x-fail-attempts': String(failures),
+        'x-fail-delay-ms': String(FAIL_AFTER_MS),
+        'x-call-id': callId,
+      },
     });
 
   test('A96 "If there were no retries, 0 is not reported": a call answered at its first attempt records none of the four', async () => {
@@ -133,10 +148,9 @@ describe("A96 retry metrics on lbtree's xds: channels (A44 retry policy from lbt
   });
 
   test("A96 grpc.client.call.retries / retry_delay: a call failing 2 attempts records retries 2 and a delay within 2 backoffs (100 ms, 200 ms × grpc-js's jitter 0.8–1.2), not the failed attempts' 2 × 300 ms", async (t) => {
-    const seen = flaky.attempts.length;
-    assert.equal(await call(client, 2), 'flaky');
+    assert.equal(await call(client, 2, 'retried'), 'flaky');
     assert.deepEqual(
-      flaky.attempts.slice(seen),
+      flaky.attemptsOf('retried'),
       [0, 1, 2],
       'the server saw the original attempt and 2 retries',
     );
@@ -157,9 +171,11 @@ describe("A96 retry metrics on lbtree's xds: channels (A44 retry policy from lbt
   });
 
   test('A44 num_retries 3 caps a call failing every attempt at 4 attempts: it fails UNAVAILABLE and records retries 3', async () => {
-    const seen = flaky.attempts.length;
-    await assert.rejects(call(client, 10), (e: Grpc.ServiceError) => e.code === grpc.status.UNAVAILABLE);
-    assert.deepEqual(flaky.attempts.slice(seen), [0, 1, 2, 3]);
+    await assert.rejects(
+      call(client, 10, 'capped'),
+      (e: Grpc.ServiceError) => e.code === grpc.status.UNAVAILABLE,
+    );
+    assert.deepEqual(flaky.attemptsOf('capped'), [0, 1, 2, 3]);
     const m = await otel.collect();
     const retries = histogram(m, 'grpc.client.call.retries')!;
     assert.deepEqual(retries, { count: 2, sum: 2 + 3 });
@@ -178,9 +194,8 @@ describe("A96 retry metrics on lbtree's xds: channels (A44 retry policy from lbt
       [METRICS_CHANNEL_OPTION]: metricsChannelOption(otherOtel.options(['grpc.lb.wrr.rr_fallback'])),
     });
     clients.push(other);
-    const seen = flaky.attempts.length;
-    assert.equal(await call(other, 1), 'flaky');
-    assert.deepEqual(flaky.attempts.slice(seen), [0, 1]);
+    assert.equal(await call(other, 1, 'other-provider'), 'flaky');
+    assert.deepEqual(flaky.attemptsOf('other-provider'), [0, 1]);
     const m = await otherOtel.collect();
     for (const name of A96) assert.equal(m.get(name), undefined, name);
   });
@@ -214,11 +229,15 @@ describe('A96 retry metrics on endpoints: channels with lbtree_round_robin and a
     clients.push(c);
     return c;
   };
-  const call = (c: InstanceType<typeof BackendClient>, failures: number) =>
+  const call = (c: InstanceType<typeof BackendClient>, failures: number, callId = '') =>
     whoami(c, {
       waitForReady: true,
       deadlineMs: 20_000,
-      headers: { 'x-fail-attempts': String(failures), 'x-fail-delay-ms': String(FAIL_AFTER_MS) },
+      headers: {
+        'x-fail-attempts': String(failures),
+        'x-fail-delay-ms': String(FAIL_AFTER_MS),
+        'x-call-id': callId,
+      },
     });
 
   test("A6 retryPolicy (initialBackoff 0.1s, multiplier 2): a call failing 2 attempts records retries 2 and a delay within grpc-js's backoff bounds; a call without retries adds nothing", async (t) => {
@@ -235,9 +254,8 @@ describe('A96 retry metrics on endpoints: channels with lbtree_round_robin and a
     assert.equal(await call(c, 0), 'flaky');
     let m = await otel.collect();
     for (const name of A96) assert.equal(histogram(m, name, labels), undefined, name);
-    const seen = flaky.attempts.length;
-    assert.equal(await call(c, 2), 'flaky');
-    assert.deepEqual(flaky.attempts.slice(seen), [0, 1, 2]);
+    assert.equal(await call(c, 2, 'a6-retried'), 'flaky');
+    assert.deepEqual(flaky.attemptsOf('a6-retried'), [0, 1, 2]);
     m = await otel.collect();
     assert.deepEqual(histogram(m, 'grpc.client.call.retries', labels), { count: 1, sum: 2 });
     const delay = histogram(m, 'grpc.client.call.retry_delay', labels)!;
@@ -260,9 +278,8 @@ describe('A96 retry metrics on endpoints: channels with lbtree_round_robin and a
     const none = { count: 0, sum: 0 };
     const hedgesBefore = histogram(before, 'grpc.client.call.hedges', labels) ?? none;
     const delayBefore = histogram(before, 'grpc.client.call.retry_delay', labels) ?? none;
-    const seen = flaky.attempts.length;
-    assert.equal(await call(c, 2), 'flaky');
-    assert.deepEqual(flaky.attempts.slice(seen), [0, 1, 2]);
+    assert.equal(await call(c, 2, 'a6-hedged'), 'flaky');
+    assert.deepEqual(flaky.attemptsOf('a6-hedged'), [0, 1, 2]);
     const m = await otel.collect();
     assert.deepEqual(histogram(m, 'grpc.client.call.hedges', labels), {
       count: hedgesBefore.count + 1,
