@@ -40,7 +40,7 @@ export function trackAttempt(
       const { onCallStarted, onCallEnded } = result;
       return {
         pickResultType: experimental.PickResultType.COMPLETE,
-        subchannel: attemptSubchannel(result.subchannel!, attempt),
+        subchannel: new AttemptSubchannel(result.subchannel!, attempt),
         status: null,
         onCallStarted: () => {
           attempt.streamStarted();
@@ -64,32 +64,101 @@ export function trackAttempt(
   }
 }
 
-/** `subchannel` for one attempt: the same in every respect, and the attempt learns when its stream is created. */
-function attemptSubchannel(
-  subchannel: experimental.SubchannelInterface,
-  attempt: CallAttempt,
-): experimental.SubchannelInterface {
-  return Object.create(subchannel, {
-    getRealSubchannel: {
-      value: () => {
-        attempt.creatingStream();
-        return subchannel.getRealSubchannel();
-      },
-    },
-  }) as experimental.SubchannelInterface;
+/**
+ * `subchannel` for one attempt: every method is the subchannel's own, and the attempt learns when its stream is
+ * created. A class of its own rather than an object made per call with `subchannel` as its prototype: such
+ * objects cost several times more to make, and their shapes differ per subchannel where grpc-js calls them.
+ */
+class AttemptSubchannel implements experimental.SubchannelInterface {
+  constructor(
+    private readonly subchannel: experimental.SubchannelInterface,
+    private readonly attempt: CallAttempt,
+  ) {}
+  getRealSubchannel(): ReturnType<experimental.SubchannelInterface['getRealSubchannel']> {
+    this.attempt.creatingStream();
+    return this.subchannel.getRealSubchannel();
+  }
+  getConnectivityState(): ReturnType<experimental.SubchannelInterface['getConnectivityState']> {
+    return this.subchannel.getConnectivityState();
+  }
+  addConnectivityStateListener(listener: experimental.ConnectivityStateListener): void {
+    this.subchannel.addConnectivityStateListener(listener);
+  }
+  removeConnectivityStateListener(listener: experimental.ConnectivityStateListener): void {
+    this.subchannel.removeConnectivityStateListener(listener);
+  }
+  startConnecting(): void {
+    this.subchannel.startConnecting();
+  }
+  getAddress(): string {
+    return this.subchannel.getAddress();
+  }
+  throttleKeepalive(newKeepaliveTime: number): void {
+    this.subchannel.throttleKeepalive(newKeepaliveTime);
+  }
+  ref(): void {
+    this.subchannel.ref();
+  }
+  unref(): void {
+    this.subchannel.unref();
+  }
+  getChannelzRef(): ReturnType<experimental.SubchannelInterface['getChannelzRef']> {
+    return this.subchannel.getChannelzRef();
+  }
+  isHealthy(): boolean {
+    return this.subchannel.isHealthy();
+  }
+  addHealthStateWatcher(listener: (healthy: boolean) => void): void {
+    this.subchannel.addHealthStateWatcher(listener);
+  }
+  removeHealthStateWatcher(listener: (healthy: boolean) => void): void {
+    this.subchannel.removeHealthStateWatcher(listener);
+  }
+  addDataWatcher(dataWatcher: Parameters<experimental.SubchannelInterface['addDataWatcher']>[0]): void {
+    this.subchannel.addDataWatcher(dataWatcher);
+  }
+  realSubchannelEquals(other: experimental.SubchannelInterface): boolean {
+    return this.subchannel.realSubchannelEquals(other);
+  }
+  getCallCredentials(): ReturnType<experimental.SubchannelInterface['getCallCredentials']> {
+    return this.subchannel.getCallCredentials();
+  }
+  getChannel(): ReturnType<experimental.SubchannelInterface['getChannel']> {
+    return this.subchannel.getChannel();
+  }
 }
 
-/** A dynamic filter telling `tracer` that its call ended: grpc-js ends every call through its filters' trailers. */
+/**
+ * The dynamic filter telling `tracer` that its call ended: grpc-js ends every call through its filters'
+ * trailers. It is its own factory (grpc-js asks a call's factory for one filter), and it passes what it does not
+ * look at through as it came: grpc-js's `BaseFilter` would wrap each metadata and message in a promise of its own.
+ */
 export function callEndFilter(tracer: CallRetryTracer): experimental.FilterFactory<experimental.Filter> {
-  return { createFilter: () => new CallEndFilter(tracer) };
+  return new CallEndFilter(tracer);
 }
 
-class CallEndFilter extends experimental.BaseFilter {
-  constructor(private readonly tracer: CallRetryTracer) {
-    super();
+type Filter = experimental.Filter;
+
+class CallEndFilter implements Filter, experimental.FilterFactory<Filter> {
+  constructor(private readonly tracer: CallRetryTracer) {}
+
+  createFilter(): Filter {
+    return this;
   }
 
-  override receiveTrailers(status: StatusObject): StatusObject {
+  sendMetadata(metadata: Parameters<Filter['sendMetadata']>[0]): ReturnType<Filter['sendMetadata']> {
+    return metadata;
+  }
+  receiveMetadata(metadata: Metadata): Metadata {
+    return metadata;
+  }
+  sendMessage(message: Parameters<Filter['sendMessage']>[0]): ReturnType<Filter['sendMessage']> {
+    return message;
+  }
+  receiveMessage(message: Parameters<Filter['receiveMessage']>[0]): ReturnType<Filter['receiveMessage']> {
+    return message;
+  }
+  receiveTrailers(status: StatusObject): StatusObject {
     this.tracer.callEnded();
     return status;
   }

@@ -135,4 +135,83 @@ describe('A96 tracking of a call on grpc-js (picker adapter side)', () => {
     assert.equal(v['grpc.client.call.retries'], 1);
     assert.ok(Math.abs(v['grpc.client.call.retry_delay']! - 0.05) < 1e-9);
   });
+
+  test('the call-end filter passes metadata and messages through as they came (no promise of its own), and does nothing else before the trailers', async () => {
+    const s = setup();
+    trackAttempt(s.tracer, s.metadata(0), s.failed(experimental.PickResultType.TRANSIENT_FAILURE));
+    s.clock.t = 50;
+    trackAttempt(s.tracer, s.metadata(1), s.failed(experimental.PickResultType.TRANSIENT_FAILURE));
+    const filter = callEndFilter(s.tracer).createFilter();
+    const metadata = Promise.resolve(new Metadata());
+    const message = Promise.resolve({ message: Buffer.from('x') });
+    const received = Promise.resolve(Buffer.from('y'));
+    const headers = new Metadata();
+    assert.equal(filter.sendMetadata(metadata), metadata);
+    assert.equal(filter.sendMessage(message), message);
+    assert.equal(filter.receiveMessage(received), received);
+    assert.equal(filter.receiveMetadata(headers), headers);
+    assert.equal((await s.values())['grpc.client.call.retries'], undefined, 'not ended before the trailers');
+    filter.receiveTrailers({ code: status.OK, details: 'OK', metadata: new Metadata() });
+    assert.equal((await s.values())['grpc.client.call.retries'], 1);
+  });
+
+  test("a complete pick's subchannel answers every SubchannelInterface method with the picked subchannel's own", () => {
+    const s = setup();
+    const seen: string[] = [];
+    const methods = [
+      'getConnectivityState',
+      'addConnectivityStateListener',
+      'removeConnectivityStateListener',
+      'startConnecting',
+      'getAddress',
+      'throttleKeepalive',
+      'ref',
+      'unref',
+      'getChannelzRef',
+      'isHealthy',
+      'addHealthStateWatcher',
+      'removeHealthStateWatcher',
+      'addDataWatcher',
+      'realSubchannelEquals',
+      'getCallCredentials',
+      'getChannel',
+    ] as const;
+    const picked = Object.fromEntries(
+      methods.map((name) => [
+        name,
+        (...args: unknown[]) => {
+          seen.push(`${name}(${args.join()})`);
+          return `${name} answer`;
+        },
+      ]),
+    ) as unknown as experimental.SubchannelInterface;
+    const result = trackAttempt(s.tracer, s.metadata(0), { ...s.complete, subchannel: picked });
+    const view = result.subchannel as unknown as Record<string, (arg: unknown) => unknown>;
+    const answering = new Set([
+      'getConnectivityState',
+      'getAddress',
+      'getChannelzRef',
+      'isHealthy',
+      'realSubchannelEquals',
+      'getCallCredentials',
+      'getChannel',
+    ]);
+    for (const name of methods) {
+      const answer = view[name]!('arg');
+      if (answering.has(name)) assert.equal(answer, `${name} answer`, name);
+    }
+    const withArgument = new Set([
+      'addConnectivityStateListener',
+      'removeConnectivityStateListener',
+      'throttleKeepalive',
+      'addHealthStateWatcher',
+      'removeHealthStateWatcher',
+      'addDataWatcher',
+      'realSubchannelEquals',
+    ]);
+    assert.deepEqual(
+      seen,
+      methods.map((name) => `${name}(${withArgument.has(name) ? 'arg' : ''})`),
+    );
+  });
 });
