@@ -1,12 +1,15 @@
 /**
- * bench/metrics.ts's load-independent figure: the instructions (callgrind Ir) a grpc-js channel process executes
- * per real RPC, for a lbtree_weighted_round_robin channel over ORCA-reporting loopback servers, with metrics on
- * (every instrument), off (a MeterProvider, nothing enabled) and none (no recorder). Each channel runs alone in
- * a child process under valgrind (bench/metrics-channel-child.ts); its counters are zeroed after a warm-up and
- * dumped after RPCS calls (callgrind_control). The servers run in this process, outside the count.
- * The WRR scheduler update is a 1 s timer, so under valgrind (tens of times slower) a window of calls sees more
- * updates per call than a native run does: the child reports the updates seen with metrics on, so the table can
- * say how many there were.
+ * bench/metrics.ts's real-channel figures, one fresh process per count: a lbtree_weighted_round_robin grpc-js
+ * channel over ORCA-reporting loopback servers (bench/metrics-channel-child.ts) with metrics on (every
+ * instrument), off (a MeterProvider, nothing enabled) or none (no recorder). The servers run in the parent,
+ * outside the count.
+ * - natively: calls per second and CPU µs per call (all of the child's threads) over a window after a warm-up;
+ * - under callgrind: instructions per RPC over the same window. The counters are zeroed after the warm-up and
+ *   dumped after the window (callgrind_control), one file per thread (`--separate-threads=yes`): the main
+ *   thread's count is the figure, as V8's compiler and garbage-collection helper threads run at times of their
+ *   own and land in or out of a window by chance; every thread's count is printed beside it.
+ * Under valgrind the child scales the WRR weight_update_period (a wall-clock timer) to its own rate, so its
+ * window sees about as many scheduler updates per call as a native one (see the child).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -16,52 +19,117 @@ import { createInterface } from 'node:readline';
 
 export type Mode = 'none' | 'off' | 'on';
 
-export interface CallgrindFigure {
-  readonly irPerRpc: number;
-  /** Scheduler updates during the counted window (metrics on only; -1 otherwise). */
+export interface WindowFigure {
+  readonly rpcs: number;
+  readonly seconds: number;
+  /** CPU µs per call of the child process (every thread). */
+  readonly cpuUsPerRpc: number;
+  /** The weight_update_period the measured channel ran with, in seconds. */
+  readonly periodS: number;
+  /** Scheduler updates the SDK saw during the window (metrics on only; -1 otherwise). */
   readonly updates: number;
 }
 
-/** One channel process under callgrind: Ir per RPC over `rpcs` calls after the warm-up. */
-export async function callgrindIrPerRpc(mode: Mode, target: string, rpcs: number): Promise<CallgrindFigure> {
+export interface CallgrindFigure extends WindowFigure {
+  /** Instructions of the main thread per RPC. */
+  readonly mainIrPerRpc: number;
+  /** Instructions of every thread per RPC. */
+  readonly allIrPerRpc: number;
+}
+
+/** One native channel process: `rpcs` calls after its warm-up. */
+export function nativeWindow(mode: Mode, target: string, rpcs: number): Promise<WindowFigure> {
+  return runChild(mode, target, rpcs, null).then((r) => r.window);
+}
+
+/**
+ * One channel process under callgrind: instructions per RPC over `rpcs` calls after the warm-up, with the
+ * scheduler period scaled to `nativeQps` (the calls per second a native channel makes).
+ */
+export async function callgrindWindow(
+  mode: Mode,
+  target: string,
+  rpcs: number,
+  nativeQps: number,
+): Promise<CallgrindFigure> {
   const dir = mkdtempSync(join(tmpdir(), 'lbtree-metrics-callgrind-'));
   try {
-    const child = spawn(
-      'valgrind',
-      [
-        '--tool=callgrind',
-        `--callgrind-out-file=${join(dir, 'run.%p.out')}`,
-        process.execPath,
-        '--import',
-        'tsx',
-        'bench/metrics-channel-child.ts',
-      ],
-      {
-        env: { ...process.env, BENCH_METRICS_MODE: mode, BENCH_METRICS_TARGET: target },
-        stdio: ['pipe', 'pipe', 'ignore'],
-      },
-    );
+    const { window, pid } = await runChild(mode, target, rpcs, { dir, nativeQps });
+    const threads = readdirSync(dir)
+      .map((f) => /\.out\.1-(\d+)$/.exec(f))
+      .filter((m) => m !== null)
+      .map((m) => ({ thread: Number(m[1]), ir: totalIr(join(dir, m.input)) }));
+    const main = threads.find((t) => t.thread === 1);
+    if (main === undefined)
+      throw new Error(`no callgrind dump of the ${mode} channel's main thread (pid ${pid})`);
+    const all = threads.reduce((sum, t) => sum + t.ir, 0);
+    return { ...window, mainIrPerRpc: main.ir / rpcs, allIrPerRpc: all / rpcs };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function totalIr(file: string): number {
+  const summary = /^(?:summary|totals): (\d+)/m.exec(readFileSync(file, 'utf8'));
+  if (!summary) throw new Error(`no instruction total in ${file}`);
+  return Number(summary[1]);
+}
+
+async function runChild(
+  mode: Mode,
+  target: string,
+  rpcs: number,
+  callgrind: { dir: string; nativeQps: number } | null,
+): Promise<{ window: WindowFigure; pid: string }> {
+  const node = [process.execPath, '--import', 'tsx', 'bench/metrics-channel-child.ts'];
+  const [command, ...args] =
+    callgrind === null
+      ? node
+      : [
+          'valgrind',
+          '--tool=callgrind',
+          '--separate-threads=yes',
+          `--callgrind-out-file=${join(callgrind.dir, 'run.%p.out')}`,
+          ...node,
+        ];
+  const child = spawn(command!, args, {
+    env: {
+      ...process.env,
+      BENCH_METRICS_MODE: mode,
+      BENCH_METRICS_TARGET: target,
+      ...(callgrind && { BENCH_METRICS_NATIVE_QPS: String(callgrind.nativeQps) }),
+    },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  try {
     const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-    const next = async (prefix: string): Promise<string> => {
+    const next = async (prefix: string): Promise<string[]> => {
       for (;;) {
         const { value, done } = await lines.next();
         if (done) throw new Error(`the ${mode} channel process ended before "${prefix}"`);
-        if ((value as string).startsWith(prefix)) return (value as string).slice(prefix.length).trim();
+        if ((value as string).startsWith(`${prefix} `)) return (value as string).split(' ').slice(1);
       }
     };
-    const pid = await next('ready');
-    execFileSync('callgrind_control', ['-z', pid], { stdio: 'ignore' });
+    const [pid, period] = await next('ready');
+    if (callgrind !== null) execFileSync('callgrind_control', ['-z', pid!], { stdio: 'ignore' });
     child.stdin.write(`go ${rpcs}\n`);
-    const updates = Number(await next('done'));
-    execFileSync('callgrind_control', ['-d', 'window', pid], { stdio: 'ignore' });
+    const [seconds, cpuUs] = await next('done');
+    if (callgrind !== null) execFileSync('callgrind_control', ['-d', 'window', pid!], { stdio: 'ignore' });
+    child.stdin.write('updates\n');
+    const [updates] = await next('updates');
     child.stdin.write('exit\n');
     await new Promise((resolve) => child.once('exit', resolve));
-    const dump = readdirSync(dir).find((f) => f.endsWith('.1'));
-    if (dump === undefined) throw new Error(`no callgrind dump for the ${mode} channel in ${dir}`);
-    const summary = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, dump), 'utf8'));
-    if (!summary) throw new Error(`no instruction total in ${dump}`);
-    return { irPerRpc: Number(summary[1]) / rpcs, updates };
+    return {
+      pid: pid!,
+      window: {
+        rpcs,
+        seconds: Number(seconds),
+        cpuUsPerRpc: Number(cpuUs),
+        periodS: Number(period),
+        updates: Number(updates),
+      },
+    };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (child.exitCode === null) child.kill();
   }
 }

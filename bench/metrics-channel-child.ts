@@ -1,10 +1,18 @@
 /**
- * One grpc-js channel for bench/metrics.ts's callgrind figure, alone in its process: lbtree_weighted_round_robin
+ * One grpc-js channel for bench/metrics.ts's real-channel figures, alone in its process: lbtree_weighted_round_robin
  * over the parent's ORCA-reporting loopback servers (BENCH_METRICS_TARGET), with metrics `on` (every lbtree
  * instrument and optional label, @opentelemetry/sdk-metrics with a reader), `off` (that MeterProvider, nothing
- * enabled) or `none` (no metrics options: no recorder). Protocol, a line each way: it prints `ready <pid>`
- * after warming up; on `go N` it makes N calls (16 in flight) and prints `done <scheduler updates seen>`; on
- * `exit` it closes.
+ * enabled) or `none` (no metrics options: no recorder). Protocol, a line each way: it prints
+ * `ready <pid> <weight update period, s>` after warming up; on `go N` it makes N calls (16 in flight) and prints
+ * `done <seconds> <CPU µs per call>`; on `updates` it prints `updates <scheduler updates the SDK saw since the
+ * last go, or -1 when metrics are not on>` (asked after a count, so collecting is outside it); on `exit` it
+ * closes.
+ *
+ * The WRR scheduler update is a wall-clock timer (weight_update_period, A58's default 1 s). Natively the
+ * channel runs with 1 s. Under valgrind a call takes tens of times longer, so a 1 s timer would fire tens of
+ * times more often per call: given BENCH_METRICS_NATIVE_QPS (the native calls per second), the child times its
+ * own calls on a first channel and then runs the measured one with the period scaled by native / own rate, so
+ * it sees about as many scheduler updates per call as a native run.
  */
 
 import { createInterface } from 'node:readline';
@@ -23,8 +31,13 @@ class PullReader extends MetricReader {
   }
 }
 
+/** A58's default weight_update_period, what the native channel runs with. */
+const NATIVE_PERIOD_S = 1;
+
 const mode = process.env.BENCH_METRICS_MODE ?? 'none';
 const target = process.env.BENCH_METRICS_TARGET!;
+const nativeQps = Number(process.env.BENCH_METRICS_NATIVE_QPS) || 0;
+const warmup = Number(process.env.BENCH_METRICS_WARMUP) || 2_000;
 const reader = new PullReader();
 const options: MetricsOptions | undefined =
   mode === 'none'
@@ -54,25 +67,55 @@ async function updatesSeen(): Promise<number> {
   return 0;
 }
 
-register();
-const client = new EchoClientClass(target, grpc.credentials.createInsecure(), {
-  'grpc.service_config': JSON.stringify({
-    loadBalancingConfig: [
-      { lbtree_weighted_round_robin: { blackoutPeriod: '0s', weightUpdatePeriod: '1s' } },
-    ],
-  }),
-  ...(options && { [METRICS_CHANNEL_OPTION]: options }),
-}) as EchoClient;
+function channel(periodSeconds: number): EchoClient {
+  return new EchoClientClass(target, grpc.credentials.createInsecure(), {
+    'grpc.service_config': JSON.stringify({
+      loadBalancingConfig: [
+        { lbtree_weighted_round_robin: { blackoutPeriod: '0s', weightUpdatePeriod: `${periodSeconds}s` } },
+      ],
+    }),
+    ...(options && { [METRICS_CHANNEL_OPTION]: options }),
+  }) as EchoClient;
+}
 
-await calls(client, Number(process.env.BENCH_METRICS_WARMUP ?? 2_000), 16);
-console.log(`ready ${process.pid}`);
+/** Seconds and CPU µs (all of this process's threads) of `n` calls. */
+async function timed(client: EchoClient, n: number): Promise<{ seconds: number; cpuUs: number }> {
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await calls(client, n, 16);
+  const used = process.cpuUsage(cpu);
+  return { seconds: (performance.now() - start) / 1000, cpuUs: used.user + used.system };
+}
+
+register();
+let period = NATIVE_PERIOD_S;
+let client: EchoClient;
+if (nativeQps > 0) {
+  // Calibration: this process's own rate, on a channel of the same mode (it also warms the code up).
+  const first = channel(NATIVE_PERIOD_S);
+  await calls(first, warmup / 2, 16);
+  const { seconds } = await timed(first, warmup / 2);
+  first.close();
+  period = NATIVE_PERIOD_S * (nativeQps / (warmup / 2 / seconds));
+  client = channel(Number(period.toFixed(3)));
+  await calls(client, 300, 16);
+} else {
+  client = channel(NATIVE_PERIOD_S);
+  await calls(client, warmup, 16);
+}
+let updatesBefore = await updatesSeen();
+console.log(`ready ${process.pid} ${period.toFixed(3)}`);
 for await (const line of createInterface({ input: process.stdin })) {
   const [command, arg] = line.split(' ');
   if (command === 'go') {
-    const before = await updatesSeen();
-    await calls(client, Number(arg), 16);
-    const after = await updatesSeen();
-    console.log(`done ${mode === 'on' ? (after - before) / 3 : -1}`);
+    const n = Number(arg);
+    const { seconds, cpuUs } = await timed(client, n);
+    console.log(`done ${seconds} ${cpuUs / n}`);
+  } else if (command === 'updates') {
+    // Asked after the parent's count: collecting is no part of the measured window.
+    const now = await updatesSeen();
+    console.log(`updates ${mode === 'on' ? (now - updatesBefore) / 3 : -1}`);
+    updatesBefore = now;
   } else if (command === 'exit') {
     client.close();
     process.exit(0);
