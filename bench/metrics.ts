@@ -285,8 +285,8 @@ async function runChannel(): Promise<void> {
 }
 
 /**
- * Instructions per real RPC, on / off / none, a fresh process per count (the three of a round at once:
- * instruction counts do not depend on the load).
+ * Instructions per real RPC, on / off / none, a fresh process per count, BENCH_METRICS_CALLGRIND_JOBS (3) of
+ * them at once: instruction counts do not depend on the load.
  */
 async function runCallgrind(target: string, nativeQps: number, nativeUpdatesPerKrpc: number): Promise<void> {
   const rpcs = Number(process.env.BENCH_METRICS_CALLGRIND_RPCS) || 3_000;
@@ -295,16 +295,18 @@ async function runCallgrind(target: string, nativeQps: number, nativeUpdatesPerK
   const all: Record<Mode, number[]> = { none: [], off: [], on: [] };
   const periods: Record<Mode, number[]> = { none: [], off: [], on: [] };
   const updatesPerKrpc: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    const figures = await Promise.all(MODES.map((mode) => callgrindWindow(mode, target, rpcs, nativeQps)));
-    for (const [i, mode] of MODES.entries()) {
-      const f = figures[i]!;
+  const jobs = Number(process.env.BENCH_METRICS_CALLGRIND_JOBS) || 3;
+  const queue = Array.from({ length: rounds }, (_, r) => roundOrder(r)).flat();
+  const worker = async () => {
+    for (let mode = queue.shift(); mode !== undefined; mode = queue.shift()) {
+      const f = await callgrindWindow(mode, target, rpcs, nativeQps);
       main[mode].push(f.mainIrPerRpc);
       all[mode].push(f.allIrPerRpc);
       periods[mode].push(f.periodS);
       if (mode === 'on') updatesPerKrpc.push((1000 * f.updates) / rpcs);
     }
-  }
+  };
+  await Promise.all(Array.from({ length: jobs }, worker));
   console.log(
     `\n## metrics (A79): instructions per real RPC (callgrind Ir, ${rounds} fresh processes per mode, ${rpcs} RPCs each after a warm-up; WRR, 3 loopback servers with ORCA; median (min–max, spread))\n`,
   );

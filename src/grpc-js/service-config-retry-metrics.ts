@@ -63,7 +63,7 @@ class RetryMetricsConfigSelector implements experimental.ConfigSelector {
     const { retryPolicy, hedgingPolicy } = config.methodConfig;
     tracer.hedging = retryPolicy === undefined && hedgingPolicy !== undefined;
     (config.pickInformation as Record<symbol, unknown>)[CALL_RETRY_TRACER] = tracer;
-    config.dynamicFilterFactories = [...config.dynamicFilterFactories, callEndFilter(tracer)];
+    config.dynamicFilterFactories.push(callEndFilter(tracer));
     return config;
   }
 
