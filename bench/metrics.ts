@@ -26,6 +26,7 @@ import {
   type CancelTimer,
   type Clock,
   type CompletePick,
+  type InstrumentDescriptor,
   type MetricsOptions,
   type MetricsRecorder,
   metricsRecorderFor,
@@ -171,7 +172,7 @@ function ratioRow(metric: string, a: number, b: number, unit: string): string {
 
 export async function runMetricsBench(): Promise<void> {
   if (process.env.BENCH_METRICS_ONLY_CHANNEL !== '1') runInProcess();
-  await runChannel();
+  if (process.env.BENCH_METRICS_ONLY_IN_PROCESS !== '1') await runChannel();
 }
 
 function runInProcess(): void {
@@ -197,6 +198,56 @@ function runInProcess(): void {
   console.log(
     ratioRow('CPU per scheduler update: metrics off (a) vs no recorder (b)', u('off'), u('none'), 'µs'),
   );
+  const record = recordCost(rounds);
+  console.log(
+    ratioRow(
+      "one weight recorded: through lbtree's recorder, to the SDK and the live view (a) vs the SDK's own Histogram.record() alone (b)",
+      record.lbtree,
+      record.sdk,
+      'µs',
+    ),
+  );
+  console.log(
+    `\nOf the ${(u('on') - u('off')).toFixed(1)} µs a scheduler update costs more with metrics on, ` +
+      `${((ENDPOINTS * record.sdk) / (u('on') - u('off'))).toFixed(2)} is the SDK's own record of the ${ENDPOINTS} weights ` +
+      `(${ENDPOINTS} × ${record.sdk.toFixed(3)} µs; A78 records one per endpoint per update).`,
+  );
+}
+
+/**
+ * CPU µs per histogram record of a WRR weight: through a channel's recorder (the SDK and lbtree's live-view
+ * copy) and with the SDK's `Histogram.record()` alone, given the attributes lbtree hands it; medians of `rounds`
+ * interleaved runs of 200,000 records.
+ */
+function recordCost(rounds: number): { lbtree: number; sdk: number } {
+  const weights = registeredInstruments().find((i) => i.name === 'grpc.lb.wrr.endpoint_weights') as
+    | InstrumentDescriptor<'histogram'>
+    | undefined;
+  if (weights === undefined) throw new Error('no WRR weights histogram');
+  const recorder = metricsRecorderFor('bench:///wrr', metricsOptions('on')!)!;
+  const labels = { 'grpc.lb.locality': '' };
+  const histogram = new MeterProvider({ readers: [new PullReader()] })
+    .getMeter('bench')
+    .createHistogram(weights.name, { description: weights.description, unit: weights.unit });
+  const attributes = { 'grpc.target': 'bench:///wrr', 'grpc.lb.locality': '' };
+  const n = 200_000;
+  const timeIt = (fn: (i: number) => void): number => {
+    const cpu = process.cpuUsage();
+    for (let i = 0; i < n; i++) fn(i);
+    const used = process.cpuUsage(cpu);
+    return (used.user + used.system) / n;
+  };
+  const viaLbtree = (i: number) => recorder.recordHistogram(weights, i & 1023, labels);
+  const viaSdk = (i: number) => histogram.record(i & 1023, attributes);
+  timeIt(viaLbtree);
+  timeIt(viaSdk);
+  const lbtree: number[] = [];
+  const sdk: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    lbtree.push(timeIt(viaLbtree));
+    sdk.push(timeIt(viaSdk));
+  }
+  return { lbtree: median(lbtree), sdk: median(sdk) };
 }
 
 /** Median, and the spread of `xs` around it: (max − min) / median. */
