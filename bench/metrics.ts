@@ -7,15 +7,19 @@
  * Two workloads:
  * - in process: weighted_round_robin over 100 endpoints under the bench channel, each call a pick and a
  *   per-call ORCA report, a scheduler update (the metrics' recording: 100 weights and three counters) every
- *   10,000 calls, fired by hand; CPU time per call.
+ *   10,000 calls, fired by hand; CPU time per call, per scheduler update, and per weight recorded beside the
+ *   SDK's own `Histogram.record()`.
  * - real channel: lbtree_weighted_round_robin on a grpc-js channel to three loopback servers that send ORCA
- *   trailers, weight_update_period 0.1 s; calls per second and CPU time per call (client and servers share
- *   the process, as they do in every configuration).
+ *   trailers (A58's default weight_update_period, 1 s), alone in a fresh process per count
+ *   (bench/metrics-callgrind.ts): natively, BENCH_METRICS_CHANNEL_ROUNDS (5) rounds alternating the modes, BENCH_METRICS_CALLS (20,000) calls
+ *   each: calls per second and CPU per call; with BENCH_METRICS_CALLGRIND=1 also instructions per RPC under
+ *   callgrind, BENCH_METRICS_CALLGRIND_ROUNDS (3) processes per mode of BENCH_METRICS_CALLGRIND_RPCS (3,000)
+ *   calls, BENCH_METRICS_CALLGRIND_JOBS (3) at once, the main thread counted apart.
+ * Every real-channel figure is printed as median (min–max, spread), and judged against the 2 % goal on every
+ * count, not only the medians: met, missed, or not resolved when the counts' own spread straddles the line.
  * Ratios only: the machine may be loaded; rounds alternate the configurations so drift hits each alike.
- * BENCH_METRICS_CALLGRIND=1 adds the load-independent figure: instructions per real RPC of the same channel
- * alone in a process under callgrind, on / off / none (bench/metrics-callgrind.ts); BENCH_METRICS_CALLGRIND_RPCS
- * calls per count (default 2,000), BENCH_METRICS_CALLGRIND_ROUNDS counts per mode (default 2);
- * BENCH_METRICS_ONLY_CALLGRIND=1 skips the other figures.
+ * BENCH_METRICS_ONLY_CHANNEL=1 / BENCH_METRICS_ONLY_IN_PROCESS=1 run one workload; BENCH_METRICS_WARMUP (2,000)
+ * is the calls a channel process makes before its count.
  */
 import * as grpc from '@grpc/grpc-js';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
