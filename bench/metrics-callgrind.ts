@@ -55,10 +55,14 @@ export async function callgrindWindow(
   const dir = mkdtempSync(join(tmpdir(), 'lbtree-metrics-callgrind-'));
   try {
     const { window, pid } = await runChild(mode, target, rpcs, { dir, nativeQps });
-    const threads = readdirSync(dir)
-      .map((f) => /\.out\.1-(\d+)$/.exec(f))
-      .filter((m) => m !== null)
-      .map((m) => ({ thread: Number(m[1]), ir: totalIr(join(dir, m.input)) }));
+    // Dump parts are numbered; the window's is the last (a part before it would be someone's stray dump).
+    const parts = readdirSync(dir)
+      .map((f) => /\.out\.(\d+)-(\d+)$/.exec(f))
+      .filter((m) => m !== null);
+    const last = Math.max(...parts.map((m) => Number(m[1])));
+    const threads = parts
+      .filter((m) => Number(m[1]) === last)
+      .map((m) => ({ thread: Number(m[2]), ir: totalIr(join(dir, m.input)) }));
     const main = threads.find((t) => t.thread === 1);
     if (main === undefined)
       throw new Error(`no callgrind dump of the ${mode} channel's main thread (pid ${pid})`);

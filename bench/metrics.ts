@@ -307,7 +307,7 @@ async function runChannel(): Promise<void> {
   const servers = await Promise.all(UTILIZATION.map(startServer));
   const target = `endpoints:${servers.map((s) => s.address).join(';')}`;
   try {
-    const rounds = Number(process.env.BENCH_METRICS_CHANNEL_ROUNDS) || 5;
+    const rounds = Number(process.env.BENCH_METRICS_CHANNEL_ROUNDS ?? 5);
     const rpcs = Number(process.env.BENCH_METRICS_CALLS) || 20_000;
     const qps: Record<Mode, number[]> = { none: [], off: [], on: [] };
     const cpuUs: Record<Mode, number[]> = { none: [], off: [], on: [] };
@@ -320,23 +320,35 @@ async function runChannel(): Promise<void> {
         if (mode === 'on') updatesPerKrpc.push((1000 * w.updates) / rpcs);
       }
     }
-    console.log(
-      `\n## metrics (A79): a grpc-js channel, native (WRR, 3 loopback servers with ORCA; ${rounds} rounds of fresh processes alternating the modes, ${rpcs} calls each; median (min–max, spread))\n`,
-    );
-    console.log('| metric | a | b | ratio of medians | goal within 2 % |');
-    console.log('|---|---|---|---|---|');
-    comparisonRows('calls per second', 'calls/s', 0, qps);
-    comparisonRows('CPU per call (the channel process)', 'µs', 2, cpuUs);
-    console.log(
-      `\nScheduler updates (weight_update_period 1 s) per 1,000 calls, metrics on: ${updatesPerKrpc.map((x) => x.toFixed(3)).join(', ')}.`,
-    );
+    if (rounds > 0) printNative(rounds, rpcs, qps, cpuUs, updatesPerKrpc);
     if (process.env.BENCH_METRICS_CALLGRIND === '1') {
-      const nativeQps = median([...qps.none, ...qps.off, ...qps.on]);
-      await runCallgrind(target, nativeQps, median(updatesPerKrpc));
+      // The native rate the callgrind children scale their scheduler period to: measured above, or given.
+      const nativeQps =
+        Number(process.env.BENCH_METRICS_NATIVE_QPS) || median([...qps.none, ...qps.off, ...qps.on]);
+      await runCallgrind(target, nativeQps, rounds > 0 ? median(updatesPerKrpc) : 1000 / nativeQps);
     }
   } finally {
     for (const s of servers) s.server.forceShutdown();
   }
+}
+
+function printNative(
+  rounds: number,
+  rpcs: number,
+  qps: Record<Mode, number[]>,
+  cpuUs: Record<Mode, number[]>,
+  updatesPerKrpc: number[],
+): void {
+  console.log(
+    `\n## metrics (A79): a grpc-js channel, native (WRR, 3 loopback servers with ORCA; ${rounds} rounds of fresh processes alternating the modes, ${rpcs} calls each; median (min–max, spread))\n`,
+  );
+  console.log('| metric | a | b | ratio of medians | goal within 2 % |');
+  console.log('|---|---|---|---|---|');
+  comparisonRows('calls per second', 'calls/s', 0, qps);
+  comparisonRows('CPU per call (the channel process)', 'µs', 2, cpuUs);
+  console.log(
+    `\nScheduler updates (weight_update_period 1 s) per 1,000 calls, metrics on: ${updatesPerKrpc.map((x) => x.toFixed(3)).join(', ')}.`,
+  );
 }
 
 /**
@@ -369,6 +381,9 @@ async function runCallgrind(target: string, nativeQps: number, nativeUpdatesPerK
   console.log('|---|---|---|---|---|');
   comparisonRows('Ir per RPC, main thread', 'Ir', 0, main);
   comparisonRows('Ir per RPC, every thread (V8 helper threads land in or out by chance)', 'Ir', 0, all);
+  const counts = (xs: Record<Mode, number[]>) =>
+    MODES.map((mode) => `${mode} ${xs[mode].map((x) => x.toFixed(0)).join(' / ')}`).join('; ');
+  console.log(`\nEvery count, Ir per RPC: main thread ${counts(main)}; every thread ${counts(all)}.`);
   console.log(
     `\nUnder valgrind the weight_update_period was scaled from 1 s to the native rate (${nativeQps.toFixed(0)} calls/s): ` +
       `${MODES.map((mode) => `${mode} ${periods[mode].map((p) => `${p.toFixed(1)} s`).join(' / ')}`).join('; ')}. ` +
