@@ -115,6 +115,8 @@ async function runChild(
       }
     };
     const [pid, period] = await next('ready');
+    // callgrind_control without a pid would command every callgrind process on the machine.
+    if (!/^\d+$/.test(pid ?? '')) throw new Error(`the ${mode} channel process gave no pid: "${pid}"`);
     if (callgrind !== null) execFileSync('callgrind_control', ['-z', pid!], { stdio: 'ignore' });
     child.stdin.write(`go ${rpcs}\n`);
     const [seconds, cpuUs] = await next('done');
