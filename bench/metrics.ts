@@ -269,6 +269,7 @@ function summary(xs: readonly number[]): { median: number; min: number; max: num
  * not resolved when the counts' own spread straddles the line.
  */
 function verdict(a: readonly number[], b: readonly number[]): string {
+  if (a.length < 2 || b.length < 2) return 'not judged (one count: no spread to judge against)';
   const low = Math.min(...a) / Math.max(...b);
   const high = Math.max(...a) / Math.min(...b);
   if (low >= 0.98 && high <= 1.02) return 'meets 2 %';
