@@ -5,13 +5,9 @@
 // trees: each second's share per cluster (and per priority, locality, endpoint) within 5 points of the
 // recorded one, the same root states in the same order.
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { replayRecording } from '../../src/cli/simulate/replay.js';
-import { replayTextReport, shareGaps } from '../../src/cli/simulate/replay-report.js';
-import { FlightRecorder, readRecording } from '../../src/recorder/index.js';
+import { shareGaps } from '../../src/cli/simulate/replay-report.js';
+import { FlightRecorder } from '../../src/recorder/index.js';
 import {
   BackendClient,
   cp,
@@ -20,6 +16,7 @@ import {
   startLoad,
   until,
 } from '../support/lbtree-xds-harness.js';
+import { replayExport } from '../support/replayed-export.js';
 
 const { FLIGHT_RECORDER_OPTION } = await import('../../src/grpc-js/index.js');
 
@@ -80,13 +77,9 @@ test('a recorded channel splitting 70/30 over two clusters replays with the rout
     client.close();
   }
 
-  const exported = recorder.export();
-  const recording = readRecording(exported);
-  const report = replayRecording(recording);
   // On a failure the message names a copy of the recording: `lbtree simulate --replay FILE` shows it again.
-  const saved = join(tmpdir(), `lbtree-e2e-clusters-${process.pid}.lbrec`);
-  writeFileSync(saved, exported);
-  const text = `${replayTextReport(report)}\n(recording: ${saved})`;
+  const replayed = replayExport(recorder, 'clusters');
+  const { recording, report, text } = replayed;
   assert.equal(recording.header.droppedEvents, 0);
   // What was recorded: the route with both clusters and their weights, every call counted under it.
   const update = recording.events.find((e) => e.type === 'update' && e.xdsRoutes !== undefined);
@@ -119,5 +112,5 @@ test('a recorded channel splitting 70/30 over two clusters replays with the rout
   // After r1 stopped, the simulated tree sent it nothing either.
   const simulatedR1 = report.simulated.steps.map((s) => s.picks.get(r1!.address) ?? 0);
   assert.ok(simulatedR1.some((n) => n > 0) && simulatedR1.at(-1) === 0, text);
-  rmSync(saved);
+  replayed.discard();
 });

@@ -8,13 +8,9 @@
 // channel did, so each second's share per cluster and per endpoint is within 5 points of the recorded one, and
 // the root states come in the same order.
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { replayRecording } from '../../src/cli/simulate/replay.js';
-import { replayTextReport, shareGaps } from '../../src/cli/simulate/replay-report.js';
-import { FlightRecorder, readRecording } from '../../src/recorder/index.js';
+import { shareGaps } from '../../src/cli/simulate/replay-report.js';
+import { FlightRecorder } from '../../src/recorder/index.js';
 import {
   BackendClient,
   cp,
@@ -23,6 +19,7 @@ import {
   startLoad,
   until,
 } from '../support/lbtree-xds-harness.js';
+import { replayExport } from '../support/replayed-export.js';
 
 const { FLIGHT_RECORDER_OPTION } = await import('../../src/grpc-js/index.js');
 
@@ -112,13 +109,9 @@ test('a recorded channel routing by header (A28) to a round_robin cluster and ha
     client.close();
   }
 
-  const exported = recorder.export();
-  const recording = readRecording(exported);
-  const report = replayRecording(recording);
   // On a failure the message names a copy of the recording: `lbtree simulate --replay FILE` shows it again.
-  const saved = join(tmpdir(), `lbtree-e2e-routes-${process.pid}.lbrec`);
-  writeFileSync(saved, exported);
-  const text = `${replayTextReport(report)}\n(recording: ${saved})`;
+  const replayed = replayExport(recorder, 'routes');
+  const { recording, report, text } = replayed;
   assert.equal(recording.header.droppedEvents, 0);
   // What was recorded: both routes with their matches and the ring's hash policy, and the calls by class.
   const update = [...recording.events]
@@ -165,6 +158,5 @@ test('a recorded channel routing by header (A28) to a round_robin cluster and ha
   console.log(
     `largest per-second share gap: ${largest.toFixed(2)} points over ${compared.length} comparisons`,
   );
-  if (process.env.KEEP_RECORDING) console.log(`kept ${saved}`);
-  else rmSync(saved);
+  replayed.discard();
 });

@@ -4,13 +4,9 @@
 // in the simulator, and the simulated tree must do what the channel did: the same root states in the same
 // order, and every second's share per priority, locality and endpoint within 5 points of the recorded one.
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { replayRecording } from '../../src/cli/simulate/replay.js';
-import { replayTextReport, shareGaps } from '../../src/cli/simulate/replay-report.js';
-import { FlightRecorder, readRecording } from '../../src/recorder/index.js';
+import { shareGaps } from '../../src/cli/simulate/replay-report.js';
+import { FlightRecorder } from '../../src/recorder/index.js';
 import {
   BackendClient,
   cp,
@@ -19,6 +15,7 @@ import {
   startLoad,
   until,
 } from '../support/lbtree-xds-harness.js';
+import { replayExport } from '../support/replayed-export.js';
 
 const { FLIGHT_RECORDER_OPTION } = await import('../../src/grpc-js/index.js');
 
@@ -107,13 +104,9 @@ test('a recorded channel through an outlier ejection and a priority failover rep
     client.close();
   }
 
-  const exported = recorder.export();
-  const recording = readRecording(exported);
-  const report = replayRecording(recording);
   // On a failure the message names a copy of the recording: `lbtree simulate --replay FILE` shows it again.
-  const saved = join(tmpdir(), `lbtree-e2e-${process.pid}.lbrec`);
-  writeFileSync(saved, exported);
-  const text = `${replayTextReport(report)}\n(recording: ${saved})`;
+  const replayed = replayExport(recorder, 'single');
+  const { recording, report, text } = replayed;
   assert.equal(report.cluster, 'recorded');
   assert.equal(recording.header.droppedEvents, 0);
   // The recording saw the ejected backend's errors, and the failover.
@@ -135,5 +128,5 @@ test('a recorded channel through an outlier ejection and a priority failover rep
   // The simulated tree ejected a2 itself: in the last seconds before the failover it sent a2 nothing.
   const simulatedA2 = report.simulated.steps.map((s) => s.picks.get(a2!.address) ?? 0);
   assert.ok(simulatedA2.some((n) => n > 0) && simulatedA2.at(-1) === 0, text);
-  rmSync(saved);
+  replayed.discard();
 });
