@@ -145,11 +145,13 @@ test('a recorded channel routing by header (A28) to a round_robin cluster and ha
   assert.deepEqual(report.simulatedStates, report.recordedStates, `states in the same order\n${text}`);
   const compared = shareGaps(report);
   assert.ok(
-    compared.filter((g) => g.dimension === 'endpoint').length >= 4,
+    compared.filter((g) => g.dimension === 'endpoint' && Math.min(...g.calls) >= 20).length >= 4,
     `at least four seconds compared\n${text}`,
   );
-  // Within 5 points, or one call in a second where one call is more than 5 points (the first and last seconds).
-  const wide = compared.filter((g) => g.points > Math.max(5, 100 / Math.min(...g.calls) + 1e-9));
+  // Within 5 points in every second of at least 20 calls (where one call is 5 points). A trailing second of a few
+  // calls is not compared: the recording spreads its last interval's counts over it pro rata, while the ring puts
+  // each replayed user's calls on one endpoint, so there the two differ by a user's calls (2 of 6 seen once in 26).
+  const wide = compared.filter((g) => Math.min(...g.calls) >= 20 && g.points > 5);
   assert.deepEqual(wide, [], `shares within 5 points (or one call) each second\n${text}`);
   // After the stop, the simulated ring sent the stopped backend nothing either, and its users went elsewhere.
   const simulatedStopped = report.simulated.steps.map((s) => s.picks.get(stopped!.address) ?? 0);
