@@ -7,6 +7,7 @@ import { type XdsConfig, xdsConfigOf } from '../xds/xds-config.js';
 import { CHANNEL_METRICS_RECORDER_OPTION, channelMetricsRecorder } from './channel-metrics.js';
 import { ChannelRecording } from './channel-recording.js';
 import {
+  CHANNEL_KEY_OPTION,
   CHANNEL_TARGET_OPTION,
   CHANNEL_XDS_DUMP_OPTION,
   CHANNEL_XDS_METRICS_OPTION,
@@ -159,22 +160,38 @@ export class ChannelEntry implements RegisteredChannel {
   }
 }
 
-/** Per grpc-js ChildLoadBalancerHandler running a channel's roots: the channel's entry. */
+/** The channel's entry per key: a channel key from lbtree's resolver, or the grpc-js handler running its roots. */
 const entries = new WeakMap<object, ChannelEntry>();
 
 /**
- * The entry of the channel a root with this grpc-js helper runs in. grpc-js gives each root its own helper
- * (and tells an LB policy neither its channel nor its channelz ref), but every helper it gives the roots of
- * one channel belongs to the one ChildLoadBalancerHandler that runs them: that handler is the channel's key.
- * A helper of another kind (a test's, or a later grpc-js's) gets an entry of its own, as every root did before.
+ * The grpc-js ChildLoadBalancerHandler running the roots this helper was given to, or undefined. grpc-js gives
+ * each root its own helper (and tells an LB policy neither its channel nor its channelz ref), but every helper
+ * it gives the roots of one channel points to the one handler that runs them. `parent` is a private field of
+ * grpc-js's: the fallback key, for channels whose resolver is not lbtree's (ipv4:, unix:, a user's scheme).
  */
-export function channelEntryFor(helper: experimental.ChannelControlHelper): ChannelEntry {
+function handlerOf(helper: experimental.ChannelControlHelper): object | undefined {
   const handler: unknown = (helper as { parent?: unknown }).parent;
-  if (!(handler instanceof experimental.ChildLoadBalancerHandler)) return new ChannelEntry();
-  let entry = entries.get(handler);
-  if (entry === undefined) {
-    entry = new ChannelEntry();
-    entries.set(handler, entry);
-  }
+  return handler instanceof experimental.ChildLoadBalancerHandler ? handler : undefined;
+}
+
+/**
+ * The entry of the channel a root runs in, from the root's grpc-js helper and its first update's options.
+ * The key lbtree's resolvers (dns:, endpoints:, xds:) put in their results is the channel's, for its whole
+ * life; the handler (handlerOf) keys channels whose resolver adds none. Both are tied to the one entry once
+ * seen together. With neither, the root gets an entry of its own.
+ */
+export function channelEntryFor(
+  helper: experimental.ChannelControlHelper,
+  options: ChannelOptions,
+): ChannelEntry {
+  const keys: object[] = [];
+  const channelKey: unknown = options[CHANNEL_KEY_OPTION];
+  if (typeof channelKey === 'object' && channelKey !== null) keys.push(channelKey);
+  const handler = handlerOf(helper);
+  if (handler !== undefined) keys.push(handler);
+  let entry: ChannelEntry | undefined;
+  for (const key of keys) entry ??= entries.get(key);
+  entry ??= new ChannelEntry();
+  for (const key of keys) entries.set(key, entry);
   return entry;
 }

@@ -11,6 +11,16 @@ import type { XdsConfig } from '../xds/xds-config.js';
  * with them (helper-adapter.ts).
  */
 export const CHANNEL_TARGET_OPTION = 'grpc.internal.lbtree.channel_target';
+/**
+ * An object made once per resolver, so once per grpc-js channel (grpc-js makes a channel's resolver once and
+ * keeps it across idleness and root-policy switches): every root of the channel sees the same one, which keys
+ * the channel's registry entry.
+ */
+export const CHANNEL_KEY_OPTION = 'grpc.internal.lbtree.channel_key';
+/** A new channel key (see CHANNEL_KEY_OPTION). */
+export function newChannelKey(): object {
+  return Object.freeze({});
+}
 /** A function returning the CSDS view of the channel's xDS client (`xds:` channels). */
 export const CHANNEL_XDS_DUMP_OPTION = 'grpc.internal.lbtree.xds_dump';
 /** A function returning the recorder the channel's xDS client records its metrics through (`xds:` channels). */

@@ -1,7 +1,7 @@
 import { type ChannelOptions, experimental, Metadata, status } from '@grpc/grpc-js';
 import { isUnixAddress, parseAddress } from '../core/index.js';
 import { canonicalTarget } from './channel-metrics.js';
-import { CHANNEL_TARGET_OPTION } from './channel-registry.js';
+import { CHANNEL_KEY_OPTION, CHANNEL_TARGET_OPTION, newChannelKey } from './channel-registry.js';
 import { withRetryMetrics } from './service-config-retry-metrics.js';
 
 /**
@@ -42,7 +42,7 @@ export function parseEndpointsTarget(path: string): PathEndpoint[] {
 export class EndpointsResolver implements experimental.Resolver {
   private reported = false;
   private readonly result: experimental.StatusOr<experimental.Endpoint[]>;
-  /** Tells the root policy the channel's target (the live view lists channels by it). */
+  /** Tells the root policy the channel's target (the live view lists channels by it) and the channel's key. */
   private readonly attributes: Record<string, unknown>;
   private readonly listener: experimental.ResolverListener;
 
@@ -53,7 +53,10 @@ export class EndpointsResolver implements experimental.Resolver {
   ) {
     // A96: the calls' retry metrics, when the channel records them.
     this.listener = withRetryMetrics(listener, target, options);
-    this.attributes = { [CHANNEL_TARGET_OPTION]: canonicalTarget(target) };
+    this.attributes = {
+      [CHANNEL_TARGET_OPTION]: canonicalTarget(target),
+      [CHANNEL_KEY_OPTION]: newChannelKey(),
+    };
     try {
       this.result = experimental.statusOrFromValue(parseEndpointsTarget(target.path));
     } catch (e) {

@@ -1,6 +1,6 @@
 import { type ChannelOptions, experimental, Metadata, status } from '@grpc/grpc-js';
 import { canonicalTarget } from './channel-metrics.js';
-import { CHANNEL_TARGET_OPTION } from './channel-registry.js';
+import { CHANNEL_KEY_OPTION, CHANNEL_TARGET_OPTION, newChannelKey } from './channel-registry.js';
 import { ENDPOINTS_SCHEME, EndpointsResolver } from './endpoints-resolver.js';
 import { withRetryMetrics } from './service-config-retry-metrics.js';
 import { XDS_SCHEME } from './xds-resolver.js';
@@ -68,14 +68,17 @@ function misreadTargetResolver(
   return null;
 }
 
-/** The DNS resolver's results with the channel's target added, for A66's `grpc.target` label. */
+/**
+ * The DNS resolver's results with the channel's target added, for A66's `grpc.target` label, and the
+ * channel's key (this resolver's: one per channel) for its registry entry.
+ */
 function withTarget(
   target: experimental.GrpcUri,
   listener: experimental.ResolverListener,
 ): experimental.ResolverListener {
-  const canonical = canonicalTarget(target);
+  const added = { [CHANNEL_TARGET_OPTION]: canonicalTarget(target), [CHANNEL_KEY_OPTION]: newChannelKey() };
   return (endpoints, attributes, serviceConfig, resolutionNote) =>
-    listener(endpoints, { ...attributes, [CHANNEL_TARGET_OPTION]: canonical }, serviceConfig, resolutionNote);
+    listener(endpoints, { ...attributes, ...added }, serviceConfig, resolutionNote);
 }
 
 /**

@@ -128,15 +128,19 @@ export function grpcPolicyClasses(
   class LbtreeLoadBalancer implements experimental.LoadBalancer, ChannelRoot {
     private readonly helper: GrpcHelperAdapter;
     private policy: LoadBalancer | null = null;
-    /** The channel's registry entry (lbtree/admin), shared with the roots grpc-js runs before and after this one. */
-    private readonly channel: ChannelEntry;
+    /**
+     * The channel's registry entry (lbtree/admin), shared with the roots grpc-js runs before and after this
+     * one: found at the first update, whose options carry the channel's key.
+     */
+    private channel: ChannelEntry | undefined = undefined;
+    private readonly grpcHelper: experimental.ChannelControlHelper;
     private attached = false;
     readonly policyName = grpcName;
 
     constructor(grpcHelper: experimental.ChannelControlHelper) {
       this.helper = new GrpcHelperAdapter(grpcHelper, grpcName);
-      this.channel = channelEntryFor(grpcHelper);
-      this.helper.publishes = (state) => this.channel.publishes(this, state);
+      this.grpcHelper = grpcHelper;
+      this.helper.publishes = (state) => this.channel?.publishes(this, state) ?? true;
     }
 
     updateAddressList(
@@ -152,12 +156,14 @@ export function grpcPolicyClasses(
         }
         const endpoints = fromGrpcEndpoints(endpointList);
         // Listed from its first update, good or not: a channel failing from the start is one to look at.
-        this.channel.noteOptions(channelOptions);
+        this.channel ??= channelEntryFor(this.grpcHelper, channelOptions);
+        const channel = this.channel;
+        channel.noteOptions(channelOptions);
         if (!this.attached) {
           this.attached = true;
-          this.channel.attach(this);
+          channel.attach(this);
         }
-        const recording = this.channel.record(channelOptions);
+        const recording = channel.record(channelOptions);
         this.helper.recording = recording;
         recording?.update(
           endpoints,
@@ -174,7 +180,7 @@ export function grpcPolicyClasses(
         }
         this.helper.channelOptions = subchannelOptions(channelOptions);
         if (!this.policy) {
-          this.helper.metricsRecorder = this.channel.metricsRecorderFor(channelOptions);
+          this.helper.metricsRecorder = channel.metricsRecorderFor(channelOptions);
           // A new root is taken as having something to wake until it says otherwise.
           this.helper.wakeable = true;
           this.policy = factory.create(this.helper, registry);
@@ -229,7 +235,7 @@ export function grpcPolicyClasses(
       this.helper.updateTurns.clear();
       this.helper.recording = null;
       this.attached = false;
-      this.channel.detach(this);
+      this.channel?.detach(this);
     }
     getTypeName(): string {
       return grpcName;

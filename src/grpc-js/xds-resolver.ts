@@ -40,9 +40,11 @@ import {
   channelMetricsRecorder,
 } from './channel-metrics.js';
 import {
+  CHANNEL_KEY_OPTION,
   CHANNEL_TARGET_OPTION,
   CHANNEL_XDS_DUMP_OPTION,
   CHANNEL_XDS_METRICS_OPTION,
+  newChannelKey,
 } from './channel-registry.js';
 import { registerCsdsAdminService } from './csds-service.js';
 import { HASH_PICK_INFO_KEY } from './picker-adapter.js';
@@ -486,6 +488,8 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
   private callRetryTracers: CallRetryTracers | undefined;
   private destroyed = false;
   private readonly channelId = newChannelId(Math.random);
+  /** The channel's registry key: on every result, errors included. */
+  private readonly channelKey = newChannelKey();
   /** The channel's metrics recorder, made with the resolution (the xDS client's metrics), handed to the tree. */
   private metrics: MetricsRecorder | undefined;
 
@@ -539,7 +543,7 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
         details: `xds resolver: ${(e as Error).message}`,
         metadata: new GrpcMetadata(),
       }),
-      {},
+      { [CHANNEL_KEY_OPTION]: this.channelKey },
       null,
       '',
     );
@@ -559,6 +563,7 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
       [XDS_CONFIG_ATTRIBUTE]: result.xdsConfig,
       [XDS_CHANNEL_ID_ATTRIBUTE]: this.channelId,
       [CHANNEL_TARGET_OPTION]: canonicalTarget(this.target),
+      [CHANNEL_KEY_OPTION]: this.channelKey,
       ...(this.metrics !== undefined && { [CHANNEL_METRICS_RECORDER_OPTION]: this.metrics }),
     };
     // A29: for XdsChannelCredentials, on every subchannel of the channel.
