@@ -18,16 +18,37 @@ import {
   type PolicyFactory,
   type PolicyNode,
   READY,
+  SPREAD_MIN_ENDPOINTS,
   type Status,
+  sameChannelArgs,
+  sameEndpointList,
   TRANSIENT_FAILURE,
+  type UpdateTurns,
   unavailable,
   workMeter,
 } from '../../core/index.js';
-import { type EndpointChild, OwnedEndpointList } from '../shared/endpoint-list.js';
+import { type EndpointChild, OwnedEndpointList, type Placement } from '../shared/endpoint-list.js';
+import { sameConfig } from '../shared/last-update.js';
 import { effectiveRingSizes, parseRingHashConfig, RING_HASH, type RingHashConfig } from './config.js';
 import { RingHashPicker } from './picker.js';
 import { buildRing, type Ring } from './ring.js';
 import { RingView } from './ring-view.js';
+
+/** A list being placed over several event-loop turns (issue 25 §5). */
+interface RingSpread {
+  readonly placement: Placement;
+  readonly attributes: ChannelArgs;
+  readonly config: RingHashConfig;
+  /** The children that duplicate endpoints of the list were folded into, and those endpoints. */
+  readonly duplicates: EndpointChild[];
+  readonly duplicateEndpoints: Endpoint[];
+  readonly onDuplicate: (child: EndpointChild, duplicate: Endpoint) => void;
+  /** The cancellation of its next step. */
+  cancel: () => void;
+}
+
+/** A spread list's cancellation before its first step is queued. */
+const NOT_WAITING = () => {};
 
 /**
  * ring_hash_experimental (A42, with A61's pick_first children and A76's request hash header): consistent
@@ -72,6 +93,12 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
   private refreshing = false;
   private refreshAgain = false;
   private destroyed = false;
+  /**
+   * A list being placed over several turns; null otherwise. Meanwhile the old ring, view and picker serve (the
+   * new list's children are placed beside the old ones, which stay until the last step sweeps them), and the
+   * ring of the new list is built once, when the last endpoint is placed.
+   */
+  private spread: RingSpread | null = null;
   private readonly random: () => number;
 
   constructor(private readonly helper: Helper) {
@@ -89,8 +116,8 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     if (this.destroyed) return false;
     const note = update.resolutionNote ? ` (${update.resolutionNote})` : '';
     if (!update.endpoints.ok) {
-      // With endpoints already in hand a resolver error changes nothing.
-      if (this.children.length === 0) {
+      // With endpoints already in hand (or being placed) a resolver error changes nothing.
+      if (this.children.length === 0 && this.spread === null) {
         this.fail(unavailable(`name resolution failed: ${update.endpoints.status.details}${note}`));
       }
       return false;
@@ -104,9 +131,80 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
       this.fail(unavailable(`empty endpoint list${note}`));
       return false;
     }
+    const turns = this.helper.updateTurns;
+    if (turns !== undefined) {
+      // The list being spread delivered again: it goes on.
+      if (this.spread !== null && this.spreads(endpoints, update.attributes, update.config)) return true;
+      this.stopSpread();
+      // A big list waits for later turns; a small one too once the channel has placed a turn's worth in this one.
+      if (endpoints.length >= SPREAD_MIN_ENDPOINTS || !turns.placeNow(endpoints.length)) {
+        this.startSpread(turns, endpoints, update.attributes, update.config);
+        return true;
+      }
+    }
     this.applyEndpoints(endpoints, update.attributes, update.config);
     this.refresh();
     return true;
+  }
+
+  /** Whether the list being spread is this one (with these settings and config). */
+  private spreads(endpoints: readonly Endpoint[], attributes: ChannelArgs, config: RingHashConfig): boolean {
+    const spread = this.spread!;
+    return (
+      sameConfig(config, spread.config) &&
+      sameChannelArgs(attributes, spread.attributes) &&
+      sameEndpointList(spread.placement.endpoints, endpoints)
+    );
+  }
+
+  private startSpread(
+    turns: UpdateTurns,
+    endpoints: readonly Endpoint[],
+    attributes: ChannelArgs,
+    config: RingHashConfig,
+  ): void {
+    const duplicates: EndpointChild[] = [];
+    const duplicateEndpoints: Endpoint[] = [];
+    this.spread = {
+      placement: this.list.startPlacing(endpoints, attributes),
+      attributes,
+      config,
+      duplicates,
+      duplicateEndpoints,
+      onDuplicate: (child, e) => {
+        duplicates.push(child);
+        duplicateEndpoints.push(e);
+      },
+      cancel: NOT_WAITING,
+    };
+    this.spreadStep(turns);
+  }
+
+  /**
+   * Places as much of the spread list as this turn's budget allows; the last step builds the ring and reports,
+   * as the list applied in one turn would have.
+   */
+  private spreadStep(turns: UpdateTurns): void {
+    const spread = this.spread!;
+    const placement = spread.placement;
+    const left = placement.endpoints.length - placement.next;
+    this.list.placeSome(placement, turns.take(left), spread.onDuplicate);
+    if (placement.next < placement.endpoints.length) {
+      spread.cancel = turns.later(() => this.spreadStep(turns));
+      return;
+    }
+    this.spread = null;
+    const children = this.list.finishPlacing(placement);
+    this.useEndpoints(children, spread.duplicates, spread.duplicateEndpoints, spread.attributes, spread.config);
+    this.refresh();
+  }
+
+  /** Abandons a spread list (a newer update supersedes it, or the policy goes). */
+  private stopSpread(): void {
+    const spread = this.spread;
+    if (spread === null) return;
+    this.spread = null;
+    spread.cancel();
   }
 
   /**
@@ -121,6 +219,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
   }
 
   destroy(): void {
+    this.stopSpread();
     this.destroyed = true;
     this.connectTimer?.();
     this.connectTimer = null;
@@ -143,6 +242,21 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
       duplicates.push(child);
       duplicateEndpoints.push(e);
     });
+    this.useEndpoints(children, duplicates, duplicateEndpoints, attributes, config);
+  }
+
+  /**
+   * The rest of an update once every endpoint is placed (`children`: the distinct ones, in list order; each
+   * of `duplicates` absorbed the endpoint beside it in `duplicateEndpoints`): keys, weights, the ring if its
+   * inputs changed, and a new view.
+   */
+  private useEndpoints(
+    children: EndpointChild[],
+    duplicates: readonly EndpointChild[],
+    duplicateEndpoints: readonly Endpoint[],
+    attributes: ChannelArgs,
+    config: RingHashConfig,
+  ): void {
     const n = children.length;
     // This loop, the ring comparison and the state loop below.
     workMeter.visits += 3 * n + duplicates.length;
@@ -205,6 +319,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
   }
 
   private clear(): void {
+    this.stopSpread();
     this.list.destroyAll();
     this.pendingConnects = [];
     this.pendingCount = 0;

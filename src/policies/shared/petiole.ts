@@ -219,8 +219,12 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     if (last.repeats(endpoints, config, attributes, resolutionNote)) return true;
     last.keep(true, endpoints, config, attributes, resolutionNote);
     this.stopSpread();
-    const turns = endpoints.length >= SPREAD_MIN_ENDPOINTS ? this.helper.updateTurns : undefined;
-    if (turns !== undefined) {
+    // A big list waits for later turns; a small one too once the channel has placed a turn's worth in this one.
+    const turns = this.helper.updateTurns;
+    if (
+      turns !== undefined &&
+      (endpoints.length >= SPREAD_MIN_ENDPOINTS || !turns.placeNow(endpoints.length))
+    ) {
       this.spread = {
         placement: this.startPlacing(endpoints, attributes),
         config,
