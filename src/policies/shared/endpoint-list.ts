@@ -389,6 +389,14 @@ export abstract class EndpointList implements StateCounts {
     return distinct;
   }
 
+  /** Whether the list is one child holding `e` as it is (a re-delivery of it places nothing). */
+  holdsOnly(e: Endpoint): boolean {
+    const members = this.members;
+    if (members === null || members instanceof Map) return false;
+    const previous = members.endpoint;
+    return previous === e || (previous.attributes === e.attributes && sameAddressOrder(previous, e));
+  }
+
   /**
    * {@link updateEndpoints} for a list of one endpoint, returning its child: no array of one (a target or
    * locality per endpoint makes tens of thousands of one-endpoint lists).

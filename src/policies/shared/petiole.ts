@@ -195,8 +195,16 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       this.tellWakeable();
       return false;
     }
-    if (endpoints.length === 1) {
-      // One endpoint (a target or locality per endpoint makes tens of thousands of these): no array of one.
+    const turns = this.helper.updateTurns;
+    // One endpoint (a target or locality per endpoint makes tens of thousands of these): no array of one. A new
+    // one counts against the turn's budget (10,000 of them are 10,000 endpoints to place), and waits like a
+    // longer list once the turn has none left; one re-delivered as it is places nothing.
+    if (
+      endpoints.length === 1 &&
+      (turns === undefined ||
+        (this.spread === null && this.holdsOnly(endpoints[0]!)) ||
+        turns.placeNow(1))
+    ) {
       this.stopSpread();
       this.lastUpdate?.forget();
       const child = this.updateOneEndpoint(endpoints[0]!, attributes);
@@ -220,7 +228,6 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     last.keep(true, endpoints, config, attributes, resolutionNote);
     this.stopSpread();
     // A big list waits for later turns; a small one too once the channel has placed a turn's worth in this one.
-    const turns = this.helper.updateTurns;
     if (
       turns !== undefined &&
       (endpoints.length >= SPREAD_MIN_ENDPOINTS || !turns.placeNow(endpoints.length))
