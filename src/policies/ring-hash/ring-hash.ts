@@ -195,7 +195,13 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     }
     this.spread = null;
     const children = this.list.finishPlacing(placement);
-    this.useEndpoints(children, spread.duplicates, spread.duplicateEndpoints, spread.attributes, spread.config);
+    this.useEndpoints(
+      children,
+      spread.duplicates,
+      spread.duplicateEndpoints,
+      spread.attributes,
+      spread.config,
+    );
     this.refresh();
   }
 

@@ -201,9 +201,7 @@ export abstract class EagerPetiole<Config, Entry = Picker>
     // longer list once the turn has none left; one re-delivered as it is places nothing.
     if (
       endpoints.length === 1 &&
-      (turns === undefined ||
-        (this.spread === null && this.holdsOnly(endpoints[0]!)) ||
-        turns.placeNow(1))
+      (turns === undefined || (this.spread === null && this.holdsOnly(endpoints[0]!)) || turns.placeNow(1))
     ) {
       this.stopSpread();
       this.lastUpdate?.forget();
