@@ -99,3 +99,36 @@ describe('UpdateTurnQueue (issue 25 §5)', () => {
     assert.deepEqual(published, ['READY']);
   });
 });
+
+describe('UpdateTurnQueue.placeNow: lists placed at once share a turn budget of 1,000 (issue 25 §5)', () => {
+  test('a list is placed while the turn has budget left (999 placed: yes), none once 1,000 are', () => {
+    const { queue, runTurn } = harness();
+    assert.equal(queue.placeNow(499), true);
+    assert.equal(queue.placeNow(499), true);
+    assert.equal(queue.placeNow(1), true);
+    // 999 placed, 1 left: a list of 499 still goes (the budget is a limit on starting lists, not their size).
+    assert.equal(queue.placeNow(499), true);
+    assert.equal(queue.placeNow(1), false);
+    runTurn();
+    // The next turn starts with a full budget.
+    assert.equal(queue.placeNow(999), true);
+    assert.equal(queue.placeNow(1), true);
+    assert.equal(queue.placeNow(1), false);
+  });
+
+  test('only a turn that placed something schedules the refill', () => {
+    const { queue, turns } = harness();
+    assert.equal(turns.length, 0);
+    queue.placeNow(10);
+    queue.placeNow(10);
+    assert.equal(turns.length, 1);
+  });
+
+  test('in a turn of steps, lists placed at once take from the steps’ budget', () => {
+    const { queue, runTurn } = harness();
+    const seen: (number | boolean)[] = [];
+    queue.later(() => seen.push(queue.take(600), queue.placeNow(399), queue.placeNow(1), queue.placeNow(1)));
+    runTurn();
+    assert.deepEqual(seen, [600, true, true, false]);
+  });
+});
