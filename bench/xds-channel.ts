@@ -142,13 +142,20 @@ export function baseline(backends: readonly Backend[]) {
   ];
 }
 
-/** N endpoints in LOCALITIES localities: the backends first in zone-0, the marker last in the last one. */
-export function bigAssignment(n: number, backends: readonly Backend[], marker: Backend, shift = 0) {
+/** N endpoints in LOCALITIES (or `count`) localities: the backends first in zone-0, the marker last in the last one. */
+export function bigAssignment(
+  n: number,
+  backends: readonly Backend[],
+  marker: Backend,
+  shift = 0,
+  count?: number,
+) {
   const localities = bigLocalities(
     n,
     backends.map((b) => b.address),
     marker.address,
     shift,
+    count,
   );
   return [
     ...service(localities.map((endpoints, z) => ({ zone: `zone-${z}`, endpoints }))),

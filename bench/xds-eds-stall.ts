@@ -12,21 +12,24 @@
  *     one subchannel per address, all connecting), SETTLE_MS after each push. It pays grpc-js's own costs
  *     (its subchannel pool scans all of a channel's subchannels on each creation; the refused connections).
  * Goal: no stall over 100 ms on lbtree's side. Knobs: BENCH_STALL_N, BENCH_STALL_PUSHES,
- * BENCH_STALL_GRPC_JS_XDS_PUSHES, BENCH_STALL_RATE, BENCH_STALL_SETTLE_MS, BENCH_STALL_SIDES, BENCH_STALL_LOG (the
- * channel process logs its stalls, for reading a profile stall by stall), BENCH_XDS_NODE_FLAGS
- * (e.g. a CPU profile of the channel process).
+ * BENCH_STALL_GRPC_JS_XDS_PUSHES, BENCH_STALL_RATE, BENCH_STALL_SETTLE_MS, BENCH_STALL_SIDES,
+ * BENCH_STALL_LOCALITIES (default 10), BENCH_STALL_LOG (the channel process logs its stalls, for reading a
+ * profile stall by stall), BENCH_XDS_NODE_FLAGS (e.g. a CPU profile of the channel process).
  */
 import { loadavg } from 'node:os';
 import { startBackends } from '../src/cli/loopback-backends.js';
 import { CLUSTER_LOAD_ASSIGNMENT_TYPE_URL, ControlPlane } from '../src/control-plane/index.js';
 import { median } from './report.js';
 import { baseline, bigAssignment, ChannelProcess, floorAddresses, type Side } from './xds-channel.js';
+import { LOCALITIES } from './xds-channel-assignment.js';
 
 const N = Number(process.env.BENCH_STALL_N ?? 10_000);
 const PUSHES = Number(process.env.BENCH_STALL_PUSHES ?? 20);
 const GRPC_JS_XDS_PUSHES = Number(process.env.BENCH_STALL_GRPC_JS_XDS_PUSHES ?? 3);
 const RATE = Number(process.env.BENCH_STALL_RATE ?? 200);
 const SETTLE_MS = Number(process.env.BENCH_STALL_SETTLE_MS ?? 1_000);
+/** How many localities the N endpoints are in (the floor's channel gets the same addresses in the same order). */
+const LOCALITY_COUNT = Number(process.env.BENCH_STALL_LOCALITIES ?? LOCALITIES);
 const ACK_TIMEOUT_MS = 120_000;
 const ALL_SIDES: readonly Side[] = ['grpc-js-floor', 'lbtree', 'grpc-js-xds'];
 const ONLY = process.env.BENCH_STALL_SIDES?.split(',');
@@ -78,7 +81,7 @@ async function measureSide(side: Side): Promise<PushFigures[]> {
       if (side === 'grpc-js-floor') {
         await channel.request({ cmd: 'push', n: N, shift: push }, 'pushed');
       } else {
-        const resources = bigAssignment(N, backends, marker, push);
+        const resources = bigAssignment(N, backends, marker, push, LOCALITY_COUNT);
         const start = process.hrtime.bigint();
         const version = plane.setResources(resources);
         const filter = { nodeId, typeUrl: CLUSTER_LOAD_ASSIGNMENT_TYPE_URL, version };
@@ -116,7 +119,7 @@ export async function runXdsEdsStallBench(): Promise<void> {
   const runs = new Map<Side, PushFigures[]>();
   for (const side of SIDES) runs.set(side, await measureSide(side));
   console.log(
-    `\n## a ${N.toLocaleString('en')}-endpoint EDS push under ${RATE} calls/s: the longest event-loop stall (load average at start ${load.join(' ')})\n`,
+    `\n## a ${N.toLocaleString('en')}-endpoint EDS push (${LOCALITY_COUNT} localities) under ${RATE} calls/s: the longest event-loop stall (load average at start ${load.join(' ')})\n`,
   );
   console.log(
     '| side | pushes | first push: longest stall | later pushes: median of longest stalls | later pushes: longest stall | longest stall in CPU time: first push / later ones | push → ACK (median) | calls failed |',
