@@ -73,8 +73,9 @@ export abstract class EagerPetiole<Config, Entry = Picker>
    */
   private lastUpdate: LastUpdate<Config> | null = null;
   /**
-   * An update being placed over several event-loop turns (issue 25 §5), with its config and the cancellation
-   * of its next step; null otherwise. Meanwhile the petiole reports nothing: its last picker serves.
+   * An update being placed over several event-loop turns (issue 25 §5: a list of 500 or more, or any list
+   * once the channel has placed a turn's budget), with its config and the cancellation of its next step; null
+   * otherwise. Meanwhile the petiole reports nothing: its last picker serves.
    */
   private spread: { placement: Placement; config: Config; cancel: () => void } | null = null;
   /** What the parent last heard of exitIdle() (Helper.updateWakeable): whether an IDLE child waits for it. */
