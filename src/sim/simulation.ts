@@ -52,9 +52,9 @@ export interface SimulationOptions {
   metricsRecorder?: MetricsRecorder;
   /**
    * The virtual time an event-loop turn of a spread update takes (issue 25 §5: a petiole's or ring_hash's
-   * list of 500 endpoints or more, or a shorter one once the turn has placed 1,000, is placed 1,000 endpoints per
-   * turn, the channel keeping its picker until the update is complete). Default 0: every turn runs within the
-   * operation that caused it; more lets a test watch the turns.
+   * list of 500 endpoints or more, or a shorter one once the turn has placed 1,000, is placed 1,000 endpoints
+   * per turn, the channel keeping its picker until the update is complete). Default 0: every turn runs within
+   * the operation that caused it; more lets a test watch the turns.
    */
   spreadTurnMs?: number;
   /**
