@@ -110,6 +110,32 @@ describe('small lists share the turn budget of 1,000 endpoints (issue 25 §5)', 
     assert.equal(sim.updateTurns.spreading, false);
   });
 
+  test('a locality per endpoint: 1,000 one-endpoint lists in the turn, the rest in the next; re-delivered as they are, none wait', () => {
+    const sim = new Simulation({ spreadTurnMs: 1 });
+    const list = localities(Array(1_500).fill(1));
+    sim.update(list, WRR_LOCALITY);
+    assert.equal(sim.subchannelsCreated, 1_000);
+    assert.equal(sim.history.length, 0);
+    sim.advance(1);
+    assert.equal(sim.subchannelsCreated, 1_500);
+    assert.equal(sim.updateTurns.spreading, false);
+    assert.equal(sim.state, 'READY');
+    sim.update(list, WRR_LOCALITY);
+    assert.equal(sim.updateTurns.spreading, false);
+    assert.equal(sim.subchannelsCreated, 1_500);
+    // A new endpoint in each of 1,001 localities: the last one waits a turn.
+    const moved = list.map((e, i) => (i <= 1_000 ? { ...e, addresses: [addresses(1, 50_000 + i)[0]!] } : e));
+    sim.advance(1);
+    sim.update(moved, WRR_LOCALITY);
+    assert.equal(sim.subchannelsCreated, 1_500 + 1_000);
+    assert.equal(sim.updateTurns.spreading, true);
+    sim.advance(1);
+    assert.equal(sim.subchannelsCreated, 1_500 + 1_001);
+    assert.equal(sim.updateTurns.spreading, false);
+    const now = new Set(moved.map((e) => e.addresses[0]));
+    for (const a of picks(sim, 3_000)) assert.ok(now.has(a), a);
+  });
+
   test('the budget is per turn: the next turn places a small update at once again', () => {
     const sim = new Simulation({ spreadTurnMs: 1 });
     sim.update(localities([400, 400, 400]), WRR_LOCALITY);

@@ -197,11 +197,12 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       return false;
     }
     const turns = this.helper.updateTurns;
+    const one = endpoints.length === 1;
     // One endpoint (a target or locality per endpoint makes tens of thousands of these): no array of one. A new
     // one counts against the turn's budget (10,000 of them are 10,000 endpoints to place), and waits like a
     // longer list once the turn has none left; one re-delivered as it is places nothing.
     if (
-      endpoints.length === 1 &&
+      one &&
       (turns === undefined || (this.spread === null && this.holdsOnly(endpoints[0]!)) || turns.placeNow(1))
     ) {
       this.stopSpread();
@@ -217,19 +218,26 @@ export abstract class EagerPetiole<Config, Entry = Picker>
       this.tellWakeable();
       return true;
     }
-    // The same list again (a resolver re-delivering it): every child already has its endpoint, and the READY
-    // set and the picker already follow the children's states. Nothing to place, rebuild or report. (The same
-    // list as one being spread: that one goes on.)
-    this.lastUpdate ??= new LastUpdate();
-    const last = this.lastUpdate;
-    workMeter.visits += endpoints.length;
-    if (last.repeats(endpoints, config, attributes, resolutionNote)) return true;
-    last.keep(true, endpoints, config, attributes, resolutionNote);
+    if (one) {
+      // One endpoint waiting for a later turn: it starts over (as cheaply as it would be compared), and keeps
+      // no last update (tens of thousands of petioles carry none).
+      this.lastUpdate?.forget();
+    } else {
+      // The same list again (a resolver re-delivering it): every child already has its endpoint, and the READY
+      // set and the picker already follow the children's states. Nothing to place, rebuild or report. (The
+      // same list as one being spread: that one goes on.)
+      this.lastUpdate ??= new LastUpdate();
+      const last = this.lastUpdate;
+      workMeter.visits += endpoints.length;
+      if (last.repeats(endpoints, config, attributes, resolutionNote)) return true;
+      last.keep(true, endpoints, config, attributes, resolutionNote);
+    }
     this.stopSpread();
-    // A big list waits for later turns; a small one too once the channel has placed a turn's worth in this one.
+    // A big list waits for later turns; a small one too once the channel has placed a turn's worth in this one
+    // (a one-endpoint list that gets here has found the turn's budget spent).
     if (
       turns !== undefined &&
-      (endpoints.length >= SPREAD_MIN_ENDPOINTS || !turns.placeNow(endpoints.length))
+      (one || endpoints.length >= SPREAD_MIN_ENDPOINTS || !turns.placeNow(endpoints.length))
     ) {
       this.spread = {
         placement: this.startPlacing(endpoints, attributes),
