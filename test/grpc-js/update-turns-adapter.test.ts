@@ -60,3 +60,18 @@ test('the channel keeps its picker while a step waits and gets the latest report
   assert.equal(grpc.states.length, 2, 'one report, the latest, after the last step');
   assert.equal(helper.lastState, 'CONNECTING');
 });
+
+test('lists placed at once share the budget of the iteration their update arrives in; the next iteration has it whole', async () => {
+  const helper = new GrpcHelperAdapter(fakeChannel() as never, 'test');
+  const seen: boolean[] = [];
+  await inIoCallback(() => {
+    seen.push(helper.updateTurns.placeNow(1_000), helper.updateTurns.placeNow(1));
+    setImmediate(() => {
+      // The same iteration's check phase: its work adds to the same stall, and the budget stays spent.
+      seen.push(helper.updateTurns.placeNow(1));
+      setImmediate(() => seen.push(helper.updateTurns.placeNow(1)));
+    });
+  });
+  while (seen.length < 4) await sleep(1);
+  assert.deepEqual(seen, [true, false, false, true]);
+});
