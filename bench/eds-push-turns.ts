@@ -1,13 +1,14 @@
 /**
  * lbtree's own part of a big EDS push, in one process (issue 25 §5): the tree a cds policy runs for a cluster
- * given a ClusterLoadAssignment of N endpoints (bench/xds-channel-assignment.ts, each push shifted by one as in
- * the xds-eds-stall bench), in the simulator with every connection attempt hanging (no connect storm in the
+ * given a ClusterLoadAssignment of N endpoints (bench/xds-channel-assignment.ts, each push shifted by one as
+ * in the xds-eds-stall bench), in the simulator with every connection attempt hanging (no connect storm in the
  * figures), for several shapes of the same N endpoints: 10 localities under ROUND_ROBIN (priority →
  * xds_cluster_impl → xds_override_host → xds_wrr_locality → weighted_target → round_robin), 100 localities
  * under ROUND_ROBIN, 10 localities under RING_HASH (… xds_override_host → ring_hash), and a locality per
- * endpoint under ROUND_ROBIN. Side by side, push by push: the update applied in one turn (the simulator without
- * update turns), and the same update spread (the turn it arrives in, then each step). What a channel process adds (decode, grpc-js's subchannels) is the
- * xds-eds-stall bench's. Knobs: BENCH_TURNS_N, BENCH_TURNS_PUSHES, BENCH_TURNS_SHAPES (names, comma-separated).
+ * endpoint under ROUND_ROBIN. Side by side, push by push: the update applied in one turn (the simulator
+ * without update turns), and the same update spread (the turn it arrives in, then each step). What a channel
+ * process adds (decode, grpc-js's subchannels) is the xds-eds-stall bench's. Knobs: BENCH_TURNS_N,
+ * BENCH_TURNS_PUSHES, BENCH_TURNS_SHAPES (names, comma-separated).
  */
 import { loadavg } from 'node:os';
 import { addressKey } from '../src/core/index.js';

@@ -38,8 +38,9 @@ export const SPREAD_MIN_ENDPOINTS = 500;
 
 /**
  * Endpoints placed per turn by spread updates, all policies of a channel together; also what lists placed at
- * once may take of a turn before further lists wait for a later one ({@link UpdateTurns.placeNow}). A new endpoint costs its
- * pick_first and subchannel handle (about 15 µs on a quiet machine, 2–4× that under load), a kept one a lookup.
+ * once may take of a turn before further lists wait for a later one ({@link UpdateTurns.placeNow}). A new
+ * endpoint costs its pick_first and subchannel handle (about 15 µs on a quiet machine, 2–4× that under load), a
+ * kept one a lookup.
  */
 export const SPREAD_ENDPOINTS_PER_TURN = 1_000;
 
@@ -71,7 +72,7 @@ export class UpdateTurnQueue implements UpdateTurns {
   private held: { state: ConnectivityState; status: Status; picker: Picker } | null = null;
   /** Whether a turn of steps is running now. */
   private running = false;
-  /** What is left of the budget of a turn that runs no step (the one an update arrives in) for lists placed at once. */
+  /** What is left for lists placed at once of the budget of a turn that runs no step (an update's own turn). */
   private leftNow: number;
   /** Whether the end of the turn that spent some of `leftNow` is scheduled (a fresh budget after it). */
   private refillScheduled = false;
