@@ -1,6 +1,7 @@
-import { RE2JS, RE2JSException } from 're2js';
+import type { RE2JS } from 're2js';
 import { ConfigError } from '../core/index.js';
 import { LinearMatcher } from './linear-matcher.js';
+import { re2js } from './re2.js';
 
 // Envoy's RegexMatchAndSubstitute (the `regex_rewrite` of a header hash policy) with RE2 semantics. Patterns
 // come from a control plane, so they must never run on a backtracking engine: re2js is a linear-time RE2 port
@@ -32,9 +33,9 @@ export class RegexRewrite {
   ) {
     let regex: RE2JS;
     try {
-      regex = compiled ?? RE2JS.compile(pattern);
+      regex = compiled ?? re2js().RE2JS.compile(pattern);
     } catch (e) {
-      if (!(e instanceof RE2JSException)) throw e;
+      if (!(e instanceof re2js().RE2JSException)) throw e;
       throw new ConfigError(patternPath, `invalid RE2 regular expression: ${e.message}`);
     }
     this.matcher = new LinearMatcher(regex);

@@ -3,7 +3,8 @@
 // resource type uses (bytes are decoded by src/protos/decode.ts's decodeOrNack).
 
 import type { Any, Duration } from '@bufbuild/protobuf/wkt';
-import { RE2JS, RE2JSException } from 're2js';
+import type { RE2JS } from 're2js';
+import { re2js } from '../../hash/index.js';
 import {
   type FractionalPercent,
   FractionalPercent_DenominatorType,
@@ -66,9 +67,9 @@ export function compileRe2(pattern: string, field: string, flags = 0): RE2JS {
   if (tooBig !== undefined) fail(field, `RE2 regular expression ${quoteShort(pattern)} ${tooBig}`);
   let regex: RE2JS;
   try {
-    regex = RE2JS.compile(pattern, flags);
+    regex = re2js().RE2JS.compile(pattern, flags);
   } catch (e) {
-    if (!(e instanceof RE2JSException)) throw e;
+    if (!(e instanceof re2js().RE2JSException)) throw e;
     return fail(field, `invalid RE2 regular expression ${quoteShort(pattern)}: ${e.message}`);
   }
   const over = chargeRe2(pattern, flags, regex);
