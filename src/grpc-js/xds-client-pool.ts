@@ -5,6 +5,7 @@ import { clusterResourceType } from '../xds/resources/index.js';
 import { resolveXdsOptions, type XdsOptions } from '../xds/resources/xds-options.js';
 import { ClusterTransportSecurityRegistry } from '../xds/transport-security.js';
 import { CertificateProviderStore } from './certificate-provider.js';
+import { xdsClientClock } from './xds-client-clock.js';
 import { grpcXdsTransportFactory, xdsClientTrace } from './xds-transport.js';
 
 /** A shared client and the release that gives it back. */
@@ -50,6 +51,7 @@ export function leaseXdsClient(bootstrap?: unknown, xdsOptions?: XdsOptions, sco
       bootstrap: parsed,
       transport: grpcXdsTransportFactory,
       trace: xdsClientTrace(),
+      clock: xdsClientClock,
       // A29: a Cluster may name only the bootstrap's certificate provider instances.
       decodeContext: resolveXdsOptions({
         ...xdsOptions,
