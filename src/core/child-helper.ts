@@ -1,6 +1,7 @@
 import type { Address } from './address.js';
 import type { Attributes } from './attributes.js';
 import type { Clock } from './clock.js';
+import type { ConnectionPacer } from './connection-pacer.js';
 import type { ConnectivityState } from './connectivity-state.js';
 import type { Helper, Trace } from './load-balancer.js';
 import type { MetricsRecorder } from './metrics-recorder.js';
@@ -43,6 +44,9 @@ export function childHelper(parent: Helper, overrides: Overrides): Helper {
     get updateTurns() {
       return parent.updateTurns;
     },
+    get connectionPacer() {
+      return parent.connectionPacer;
+    },
     // Not forwarded unless asked: a parent of several children must combine what they say.
     updateWakeable: overrides.updateWakeable,
     [RANDOM]: random,
@@ -81,6 +85,10 @@ export abstract class HelperForwarder implements Helper {
 
   get updateTurns(): UpdateTurns | undefined {
     return this.parent.updateTurns;
+  }
+
+  get connectionPacer(): ConnectionPacer | undefined {
+    return this.parent.connectionPacer;
   }
 
   random(): number {

@@ -8,6 +8,7 @@ export * from './clock.js';
 export * from './config-depth.js';
 export * from './config-error.js';
 export * from './config-reader.js';
+export * from './connection-pacer.js';
 export * from './connectivity-state.js';
 export * from './duration.js';
 export * from './endpoint.js';

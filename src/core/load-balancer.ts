@@ -2,6 +2,7 @@ import type { Address } from './address.js';
 import type { Attributes } from './attributes.js';
 import type { ChannelArgs } from './channel-args.js';
 import type { Clock } from './clock.js';
+import type { ConnectionPacer } from './connection-pacer.js';
 import type { ConnectivityState } from './connectivity-state.js';
 import type { Endpoint } from './endpoint.js';
 import type { MetricsRecorder } from './metrics-recorder.js';
@@ -37,6 +38,8 @@ export interface Helper {
   readonly metricsRecorder?: MetricsRecorder | undefined;
   /** Issue 25 §5: spreads a big update over event-loop turns; absent, every update is applied in one turn. */
   readonly updateTurns?: UpdateTurns | undefined;
+  /** Issue 25 §5: spreads connection requests over event-loop turns; absent, every request is made at once. */
+  readonly connectionPacer?: ConnectionPacer | undefined;
   /**
    * The policy says whether its `exitIdle()` would now wake anything (something in its subtree is IDLE and
    * waits for it), each time that changes. A parent skips `exitIdle()` on a child that said no: grpc-js calls

@@ -5,6 +5,7 @@ import {
   addressKey,
   type Clock,
   CONNECTING,
+  ConnectionPacer,
   type ConnectivityState,
   type Helper,
   type MetricsRecorder,
@@ -212,6 +213,8 @@ export class GrpcHelperAdapter implements Helper {
     nextTurn: inNextIteration,
     publish: (state, status, picker) => this.publish(state, status, picker),
   });
+  /** Connection requests beyond a turn's budget wait for the next turns (setImmediate), in order (issue 25 §5). */
+  readonly connectionPacer = new ConnectionPacer({ nextTurn: (fn) => setImmediate(fn) });
   /** Whether the root policy's exitIdle() would wake anything (its last word; yes until it says). */
   wakeable = true;
 

@@ -233,6 +233,7 @@ export function grpcPolicyClasses(
       this.policy = null;
       // A spread update's report held for the channel goes nowhere now.
       this.helper.updateTurns.clear();
+      this.helper.connectionPacer.clear();
       this.helper.recording = null;
       this.attached = false;
       this.channel?.detach(this);

@@ -4,6 +4,7 @@ import {
   type ChannelArgs,
   CONNECTING,
   ConfigError,
+  ConnectionPacer,
   type ConnectivityState,
   type DropPick,
   err,
@@ -58,6 +59,12 @@ export interface SimulationOptions {
    */
   spreadTurnMs?: number;
   /**
+   * The virtual time a turn of the connection pacer takes (issue 25 §5: connection requests over 100 in a turn
+   * wait for later turns). Default 0: every turn runs at the instant of the operation that caused it; more lets
+   * a test watch the turns.
+   */
+  connectionTurnMs?: number;
+  /**
    * false: the tree's helper offers no update turns, so every update is applied in the turn it arrives in (as
    * under a helper of one's own); the reference a spread update's result is compared with. Default true.
    */
@@ -90,6 +97,7 @@ export class Simulation {
     trace: boolean;
     historyLimit: number;
     spreadTurnMs: number;
+    connectionTurnMs: number;
   };
   readonly clock = new VirtualClock();
   /** Entries dropped from the front of `history` by `historyLimit`. */
@@ -121,6 +129,8 @@ export class Simulation {
   private readonly helper: Helper;
   /** Spread updates' turns (issue 25 §5): `spreading` while the channel keeps its picker for one. */
   readonly updateTurns: UpdateTurnQueue;
+  /** Connection requests over a turn's budget wait for later turns (issue 25 §5), turns as spread updates' are. */
+  readonly connectionPacer: ConnectionPacer;
 
   constructor(
     readonly registry: Registry,
@@ -132,6 +142,7 @@ export class Simulation {
       trace: options.trace ?? false,
       historyLimit: options.historyLimit ?? Number.POSITIVE_INFINITY,
       spreadTurnMs: options.spreadTurnMs ?? 0,
+      connectionTurnMs: options.connectionTurnMs ?? 0,
     };
     const limit = this.options.historyLimit;
     if (!(limit === Number.POSITIVE_INFINITY || (Number.isInteger(limit) && limit >= 1))) {
@@ -139,6 +150,9 @@ export class Simulation {
     }
     if (!(this.options.spreadTurnMs >= 0)) {
       throw new RangeError(`spreadTurnMs must be at least 0, got ${this.options.spreadTurnMs}`);
+    }
+    if (!(this.options.connectionTurnMs >= 0)) {
+      throw new RangeError(`connectionTurnMs must be at least 0, got ${this.options.connectionTurnMs}`);
     }
     this.random = seededRandom(this.options.seed);
     const turns = new UpdateTurnQueue({
@@ -153,6 +167,11 @@ export class Simulation {
       },
     });
     this.updateTurns = turns;
+    this.connectionPacer = new ConnectionPacer({
+      nextTurn: (fn) => {
+        this.clock.setTimer(this.options.connectionTurnMs, fn);
+      },
+    });
     const host = {
       clock: this.clock,
       backoffMs: () => this.options.backoffMs,
@@ -203,6 +222,7 @@ export class Simulation {
       },
       metricsRecorder: options.metricsRecorder,
       updateTurns: options.spreadUpdates === false ? undefined : turns,
+      connectionPacer: this.connectionPacer,
     };
   }
 
@@ -369,6 +389,7 @@ export class Simulation {
   private destroyRoot(): void {
     this.root?.destroy();
     this.updateTurns.clear();
+    this.connectionPacer.clear();
   }
 
   private applyConfig(configJson: unknown): boolean {

@@ -17,6 +17,7 @@ import {
   NO_METRIC_LABELS,
   numberArg,
   OK_STATUS,
+  type PacedConnection,
   type Picker,
   type PolicyFactory,
   type PolicyNode,
@@ -108,7 +109,7 @@ const RELEASED = 2;
  * watches: no listener function, no unwatch closure per attempt). Once its connection is chosen, pick_first
  * takes the subchannel over and watches it itself: a settled endpoint keeps no attempt.
  */
-class Attempt implements SubchannelStateWatcher {
+class Attempt implements SubchannelStateWatcher, PacedConnection {
   /** The raw state as last delivered to us. */
   state: ConnectivityState;
   /** FAILED_THIS_PASS | RELEASED. */
@@ -137,6 +138,17 @@ class Attempt implements SubchannelStateWatcher {
 
   get released(): boolean {
     return (this.flags & RELEASED) !== 0;
+  }
+
+  /**
+   * @internal The connection request, now or a few turns after pick_first asked (the channel's pacer): made only
+   * while the address is still held and IDLE. A request on a subchannel in backoff would have grpc-js connect by
+   * itself when the backoff ends, outside the pacer; pick_first asks again when it goes IDLE.
+   */
+  connectPaced(): boolean {
+    if (this.released || this.state !== IDLE) return false;
+    this.subchannel.requestConnection();
+    return true;
   }
 
   /** @internal The subchannel's connectivity. */
@@ -474,7 +486,7 @@ export abstract class PickFirstLeaf
           this.select(a);
           return;
         case IDLE:
-          a.subchannel.requestConnection();
+          this.requestConnection(a);
           this.waitOn(i);
           return;
         case CONNECTING:
@@ -492,6 +504,13 @@ export abstract class PickFirstLeaf
     // No address is waited on now: the pass waits for the outcomes of those in flight.
     this.flags |= PASS_WALKED;
     this.maybeFinishPass();
+  }
+
+  /** Asks for a connection on an IDLE address: at once, or through the channel's pacer (issue 25 §5). */
+  private requestConnection(a: Attempt): void {
+    const pacer = this.helper.connectionPacer;
+    if (pacer === undefined) a.subchannel.requestConnection();
+    else pacer.request(a);
   }
 
   private waitOn(index: number): void {
@@ -546,7 +565,7 @@ export abstract class PickFirstLeaf
       case IDLE:
         // Backoff is over. After the first pass we keep trying every address (A62 sticky TF); during the
         // pass the address waits for the pass to finish.
-        if (!this.firstPass) a.subchannel.requestConnection();
+        if (!this.firstPass) this.requestConnection(a);
         return;
       default:
         return;
@@ -564,7 +583,7 @@ export abstract class PickFirstLeaf
     this.helper.requestReresolution();
     for (let i = 0; i < count; i++) {
       const a = attemptAt(attempts, i)!;
-      if (a.state === IDLE) a.subchannel.requestConnection();
+      if (a.state === IDLE) this.requestConnection(a);
     }
     if (!this.selected) this.reportFailure();
   }

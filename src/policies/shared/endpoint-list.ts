@@ -5,6 +5,7 @@ import {
   type ChildNode,
   type Clock,
   CONNECTING,
+  type ConnectionPacer,
   type ConnectivityState,
   type Endpoint,
   endpointKey,
@@ -157,6 +158,9 @@ export class EndpointChild extends PickFirstLeaf implements Helper {
   }
   get metricsRecorder(): MetricsRecorder | undefined {
     return this.list.helper.metricsRecorder;
+  }
+  get connectionPacer(): ConnectionPacer | undefined {
+    return this.list.helper.connectionPacer;
   }
 
   createSubchannel(address: Address, attributes: Attributes): Subchannel {
