@@ -107,7 +107,9 @@ export class GrpcSubchannelHandle implements Subchannel {
       grpc.addHealthStateWatcher(this.grpcHealthListener);
     }
     if (state !== IDLE) this.dispatchState(state, OK_STATUS);
-    if (this.connectionRequested && !this.released) grpc.startConnecting();
+    // Not during a backoff (a pooled subchannel another channel connected): grpc-js would then reconnect by
+    // itself when the backoff ends, outside the connection pacer; pick_first asks again when it goes IDLE.
+    if (this.connectionRequested && !this.released && state !== TRANSIENT_FAILURE) grpc.startConnecting();
   }
 
   /** Reused by the picker adapter for every complete pick without call hooks. */

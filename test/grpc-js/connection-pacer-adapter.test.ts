@@ -113,3 +113,26 @@ test('requests spread over turns each within the budget are all made at once', a
   helper.connectionPacer.request({ connectPaced: () => false });
   assert.equal(made.length, 301);
 });
+
+test('a connection requested before its grpc-js subchannel exists is not passed on if that pooled subchannel is in backoff', async () => {
+  const channel = fakeChannel();
+  const create = channel.createSubchannel.bind(channel);
+  channel.createSubchannel = (address) => {
+    const sub = create(address);
+    // grpc-js's pool hands back a subchannel another channel's attempt just failed on.
+    if (address.host === '10.2.0.1') sub.state = connectivityState.TRANSIENT_FAILURE;
+    return sub;
+  };
+  const helper = new GrpcHelperAdapter(channel as never, 'test');
+  // The adapter creates 100 grpc-js subchannels per turn: these two wait for the next turn.
+  for (let i = 0; i < 100; i++) helper.createSubchannel({ host: `10.3.0.${i}`, port: 80 });
+  const inBackoff = helper.createSubchannel({ host: '10.2.0.1', port: 80 });
+  const idle = helper.createSubchannel({ host: '10.2.0.2', port: 80 });
+  const states: string[] = [];
+  inBackoff.watchConnectivity((s) => states.push(s));
+  inBackoff.requestConnection();
+  idle.requestConnection();
+  await nextTurn();
+  assert.deepEqual(states, ['TRANSIENT_FAILURE'], 'its state is reported when it attaches');
+  assert.deepEqual(channel.started, ['10.2.0.2:80']);
+});
