@@ -30,6 +30,8 @@ export { type ChannelArgs, NO_CHANNEL_ARGS } from './core/channel-args.js';
 export { type CancelTimer, type Clock, realClock } from './core/clock.js';
 export { ConfigError, childPath } from './core/config-error.js';
 export { ConfigReader } from './core/config-reader.js';
+// What a Helper's optional `connectionPacer` offers (issue 25 §5: connection requests spread over event-loop turns).
+export type { ConnectionPacer, PacedConnection } from './core/connection-pacer.js';
 export {
   CONNECTING,
   type ConnectivityState,
