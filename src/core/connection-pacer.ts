@@ -87,6 +87,8 @@ export class ConnectionPacer {
       // Not kept alive by the queue once handled.
       queue[this.next++] = undefined;
       if (connection.connectPaced()) this.made++;
+      // Cleared from inside the request (its tree went): nothing of this queue is wanted any more.
+      if (this.queue !== queue) break;
     }
     if (this.next === queue.length) {
       this.queue = [];
