@@ -121,9 +121,8 @@ export class BenchChannel implements Helper {
     this.picker = picker;
   }
   requestReresolution(): void {}
-  random(): number {
-    return Math.random();
-  }
+  /** `Math.random` itself, as grpc-js's helper adapter has it (pickers call it directly). */
+  readonly random: () => number = Math.random;
   trace(): void {}
 
   /** One Address object per text, as a resolver re-delivering a list keeps them (grpc-js harness alike). */

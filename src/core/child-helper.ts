@@ -20,10 +20,16 @@ type WithRandom = Helper & { readonly [RANDOM]?: () => number };
 /**
  * `helper.random` as a standalone function, for pickers that call it on every pick. Child helpers never
  * change randomness, so a whole chain of them shares one function bound to the first helper that is not a
- * child helper: a pick deep in the tree costs one bound call, not one per level.
+ * child helper: a pick deep in the tree costs one bound call, not one per level. A helper whose `random` is
+ * `Math.random` itself (grpc-js's adapter) gets `Math.random` back, unbound: it needs no receiver, and every
+ * tree of every channel then calls the same function, so a picker's optimized code inlines it and is not
+ * thrown away when one channel's tree is dropped (a bound copy per tree made that call site megamorphic).
  */
 export function randomOf(helper: Helper): () => number {
-  return (helper as WithRandom)[RANDOM] ?? helper.random.bind(helper);
+  const own = (helper as WithRandom)[RANDOM];
+  if (own !== undefined) return own;
+  const random = helper.random;
+  return random === Math.random ? random : random.bind(helper);
 }
 
 /** A helper for one child: the parent's helper with some methods intercepted. */

@@ -31,7 +31,11 @@ export interface Helper {
   updateState(state: ConnectivityState, status: Status, picker: Picker): void;
   requestReresolution(): void;
   readonly clock: Clock;
-  /** Uniform in [0, 1): the only randomness a policy uses (shuffles, random start indexes). */
+  /**
+   * Uniform in [0, 1): the only randomness a policy uses (shuffles, random start indexes). A helper whose
+   * randomness is `Math.random` should hand `Math.random` itself (a property, not a method calling it): pickers
+   * then share one function across trees and channels (see `randomOf`).
+   */
   random(): number;
   readonly trace: Trace;
   /** A79: where non-per-call metrics go; absent when the channel records none. Child helpers forward it. */
