@@ -257,3 +257,35 @@ test('replay --config: a config the registry rejects is refused with its JSON pa
     /^Error: the recording has no cluster "other" \(clusters: svc\)$/,
   );
 });
+
+test('replay: an endpoint replayed with fewer calls than recorded fails round(rate × calls) of them, so an A50 ejection falls in the same interval', () => {
+  const clock = new VirtualClock();
+  const recorder = new FlightRecorder({ clock, intervalMs: 1000 });
+  const cluster: RecordedCluster = {
+    ...ROUND_ROBIN_CLUSTER,
+    outlierDetection: {
+      interval: '1s',
+      baseEjectionTime: '30s',
+      maxEjectionPercent: 50,
+      // A50: ejected when more than 30 % of at least 4 calls failed.
+      failurePercentageEjection: {
+        threshold: 30,
+        enforcementPercentage: 100,
+        minimumHosts: 2,
+        requestVolume: 4,
+      },
+    },
+  };
+  recorder.update({ config: ROOT_CONFIG, endpoints: [], xdsClusters: [cluster] });
+  for (const a of [A1, A2]) recorder.subchannelState(a, 'READY');
+  clock.advance(1000);
+  // The channel sent a2 5 of 8 calls, 2 of them failed (40 %): ejected. The replay's round_robin sends it 4.
+  callsFor(recorder, clock, { [A1]: 3, [A2]: 5 }, { [A2]: 2 });
+  callsFor(recorder, clock, { [A1]: 8 });
+  const report = replayRecording(readRecording(recorder.export()));
+  const second = (s: number) => report.simulated.steps[s]!;
+  assert.equal(second(1).picks.get(A2), 4);
+  // round(0.4 × 4) = 2 of 4 (50 % > 30 %); floor would fail 1 of 4 (25 %) and keep a2 a second longer.
+  assert.equal(second(1).errors, 2);
+  assert.equal(second(2).picks.get(A2) ?? 0, 0, 'ejected at 2 s, as recorded');
+});

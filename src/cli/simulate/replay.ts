@@ -351,9 +351,11 @@ export function replayRecording(recording: Recording, options: ReplayOptions = {
     }
     const address = (result.subchannel as SubchannelHandle).key;
     counts.picks.set(address, (counts.picks.get(address) ?? 0) + 1);
-    // Error diffusion: an endpoint's calls fail at its recorded rate, deterministically.
+    // Error diffusion: an endpoint's calls fail at its recorded rate, deterministically. The credit starts at
+    // one half, so n calls at rate r fail round(r·n) times, not floor(r·n): 2 errors in 32 recorded calls are
+    // 2 in 31 replayed ones, and an ejection decided by them falls in the same interval.
     const credit =
-      (errorCredit.get(address) ?? 0) + (load.errorRate.get(address) ?? lastRate.get(address) ?? 0);
+      (errorCredit.get(address) ?? 0.5) + (load.errorRate.get(address) ?? lastRate.get(address) ?? 0);
     const fails = credit >= 1 - 1e-9;
     errorCredit.set(address, fails ? credit - 1 : credit);
     if (fails) counts.errors++;
