@@ -137,7 +137,11 @@ test('replay --config: the same inputs under ring_hash still fail over, with the
   assert.equal(report.simulated.steps[5]!.picks.get(B1), 100);
 });
 
-test('replay: a backend failing every call is ejected by the simulated outlier detection (A50), not by the script', () => {
+/**
+ * A recording of a1 and a2 READY for a second under A50 failure-percentage ejection with these
+ * `threshold` and `requestVolume` (checked every second, at most one of the two ejected).
+ */
+function ejectingRecording(threshold: number, requestVolume: number) {
   const clock = new VirtualClock();
   const recorder = new FlightRecorder({ clock, intervalMs: 1000 });
   const cluster: RecordedCluster = {
@@ -146,17 +150,17 @@ test('replay: a backend failing every call is ejected by the simulated outlier d
       interval: '1s',
       baseEjectionTime: '30s',
       maxEjectionPercent: 50,
-      failurePercentageEjection: {
-        threshold: 50,
-        enforcementPercentage: 100,
-        minimumHosts: 2,
-        requestVolume: 10,
-      },
+      failurePercentageEjection: { threshold, enforcementPercentage: 100, minimumHosts: 2, requestVolume },
     },
   };
   recorder.update({ config: ROOT_CONFIG, endpoints: [], xdsClusters: [cluster] });
   for (const a of [A1, A2]) recorder.subchannelState(a, 'READY');
   clock.advance(1000);
+  return { clock, recorder };
+}
+
+test('replay: a backend failing every call is ejected by the simulated outlier detection (A50), not by the script', () => {
+  const { clock, recorder } = ejectingRecording(50, 10);
   callsFor(recorder, clock, { [A1]: 50, [A2]: 50 }, { [A2]: 50 });
   // After the ejection the channel sent a2 nothing.
   callsFor(recorder, clock, { [A1]: 100 });
@@ -259,26 +263,8 @@ test('replay --config: a config the registry rejects is refused with its JSON pa
 });
 
 test('replay: an endpoint replayed with fewer calls than recorded fails round(rate × calls) of them, so an A50 ejection falls in the same interval', () => {
-  const clock = new VirtualClock();
-  const recorder = new FlightRecorder({ clock, intervalMs: 1000 });
-  const cluster: RecordedCluster = {
-    ...ROUND_ROBIN_CLUSTER,
-    outlierDetection: {
-      interval: '1s',
-      baseEjectionTime: '30s',
-      maxEjectionPercent: 50,
-      // A50: ejected when more than 30 % of at least 4 calls failed.
-      failurePercentageEjection: {
-        threshold: 30,
-        enforcementPercentage: 100,
-        minimumHosts: 2,
-        requestVolume: 4,
-      },
-    },
-  };
-  recorder.update({ config: ROOT_CONFIG, endpoints: [], xdsClusters: [cluster] });
-  for (const a of [A1, A2]) recorder.subchannelState(a, 'READY');
-  clock.advance(1000);
+  // A50: ejected when more than 30 % of at least 4 calls failed.
+  const { clock, recorder } = ejectingRecording(30, 4);
   // The channel sent a2 5 of 8 calls, 2 of them failed (40 %): ejected. The replay's round_robin sends it 4.
   callsFor(recorder, clock, { [A1]: 3, [A2]: 5 }, { [A2]: 2 });
   callsFor(recorder, clock, { [A1]: 8 });
