@@ -6,21 +6,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Simulation, type SimulationOptions } from '../../src/sim/index.js';
-import { picks } from '../support/sim-picks.js';
+import { manyAddresses as addresses, hashedPicks, picks } from '../support/sim-picks.js';
 
 const RR = [{ round_robin: {} }];
 const RING_HASH = [{ ring_hash_experimental: {} }];
 const WRR_LOCALITY = [{ xds_wrr_locality_experimental: { childPolicy: RR } }];
 const A = '192.168.0.1:80';
 const B = '192.168.0.2:80';
-
-/** `n` distinct addresses, from the `from`-th one on. */
-function addresses(n: number, from = 0): string[] {
-  return Array.from({ length: n }, (_, k) => {
-    const i = from + k;
-    return `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:80`;
-  });
-}
 
 /** Lists of the given sizes, one after the other in the address space, as localities L0, L1, …. */
 function localities(sizes: readonly number[]) {
@@ -53,16 +45,6 @@ function ringTargets(sizes: readonly number[]) {
 /** How many endpoints each target's ring_hash holds (placed so far), by target. */
 function ringSizes(sim: Simulation): number[] {
   return sim.describe()!.children!.map((c) => c.node.children?.length ?? 0);
-}
-
-/** Where picks with each of `hashes` land once their endpoints have connected (A42: a pick starts a connection). */
-function hashedPicks(sim: Simulation, hashes: readonly bigint[]): string[] {
-  for (const hash of hashes) sim.pick({ hash });
-  sim.advance(1);
-  return hashes.map((hash) => {
-    const p = sim.pick({ hash });
-    return p.type === 'complete' ? p.address : p.type;
-  });
 }
 
 /** Where a pick with each of `hashes` lands now (or the pick's type when it does not complete). */

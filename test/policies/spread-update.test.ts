@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Simulation, type SimulationOptions } from '../../src/sim/index.js';
-import { picks, tally } from '../support/sim-picks.js';
+import { manyAddresses as addresses, picks, tally } from '../support/sim-picks.js';
 
 const RR = [{ round_robin: {} }];
 const LEAST_REQUEST = [{ least_request_experimental: {} }];
@@ -13,14 +13,6 @@ const WRR = [{ weighted_round_robin: { blackoutPeriod: '0s', weightUpdatePeriod:
 const WRR_LOCALITY = [{ xds_wrr_locality_experimental: { childPolicy: RR } }];
 const A = '192.168.0.1:80';
 const B = '192.168.0.2:80';
-
-/** `n` distinct addresses, from the `from`-th one on. */
-function addresses(n: number, from = 0): string[] {
-  return Array.from({ length: n }, (_, k) => {
-    const i = from + k;
-    return `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:80`;
-  });
-}
 
 /** The addresses as endpoints of one locality (for xds_wrr_locality). */
 function inLocality(locality: string, keys: readonly string[]) {

@@ -24,3 +24,21 @@ export function connectAll(sim: Simulation, keys: readonly string[], config: unk
   sim.advance(1);
   return sim;
 }
+
+/** Where picks with each of `hashes` land once their endpoints have connected (A42: a pick starts a connection). */
+export function hashedPicks(sim: Simulation, hashes: readonly bigint[]): string[] {
+  for (const hash of hashes) sim.pick({ hash });
+  sim.advance(1);
+  return hashes.map((hash) => {
+    const p = sim.pick({ hash });
+    return p.type === 'complete' ? p.address : p.type;
+  });
+}
+
+/** `n` distinct addresses, from the `from`-th one on. */
+export function manyAddresses(n: number, from = 0): string[] {
+  return Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    return `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}:80`;
+  });
+}

@@ -11,6 +11,7 @@ import {
   encodeClusterLoadAssignment,
   XdsClusterTreeGenerator,
 } from '../../src/xds/balancer/cluster-tree.js';
+import { hashedPicks } from '../support/sim-picks.js';
 import { assignment, edsCluster } from './helpers.js';
 
 /** `n` distinct IPv4 addresses from the `from`-th one on (port 80, as the assignment gives them). */
@@ -60,16 +61,6 @@ function pickedIps(sim: Simulation, n: number): Set<string> {
     out.add(p.type === 'complete' ? p.address.slice(0, p.address.lastIndexOf(':')) : p.type);
   }
   return out;
-}
-
-/** Where picks with each of `hashes` land once their endpoints have connected (A42: a pick starts a connection). */
-function hashedPicks(sim: Simulation, hashes: readonly bigint[]): string[] {
-  for (const hash of hashes) sim.pick({ hash });
-  sim.advance(1);
-  return hashes.map((hash) => {
-    const p = sim.pick({ hash });
-    return p.type === 'complete' ? p.address : p.type;
-  });
 }
 
 const OLD = [['192.168.0.1', '192.168.0.2', '192.168.0.3']];
