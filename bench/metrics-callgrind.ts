@@ -5,9 +5,11 @@
  * outside the count.
  * - natively: calls per second and CPU µs per call (all of the child's threads) over a window after a warm-up;
  * - under callgrind: instructions per RPC over the same window. The counters are zeroed after the warm-up and
- *   dumped after the window (callgrind_control), one file per thread (`--separate-threads=yes`): the main
- *   thread's count is the figure, as V8's compiler and garbage-collection helper threads run at times of their
- *   own and land in or out of a window by chance; every thread's count is printed beside it.
+ *   dumped after the window (callgrind_control) while the child's main thread waits in a blocking read, one file
+ *   per thread (`--separate-threads=yes`). The counted children run node with {@link CALLGRIND_NODE_FLAGS}:
+ *   V8 then runs its garbage collector's marking and its optimizing compiler on the main thread, at points fixed
+ *   by what the program allocates and runs rather than by when helper threads get a core, and the heap is
+ *   collected before the window, so a window's count no longer depends on timing (see docs/performance.md).
  * Under valgrind the child scales the WRR weight_update_period (a wall-clock timer) to its own rate, so its
  * window sees about as many scheduler updates per call as a native one (see the child).
  */
@@ -18,6 +20,18 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 export type Mode = 'none' | 'off' | 'on';
+
+/**
+ * The node flags of a counted child, for the count only (the native children run without them):
+ * `--single-threaded`, no V8 background tasks (marking, sweeping, compiling run on the main thread);
+ * `--predictable-gc-schedule`, fixed young-generation and heap-growing sizes instead of sizes tuned by measured
+ * speeds; `--expose-gc`, so the child collects its heap before the window.
+ */
+export const CALLGRIND_NODE_FLAGS: readonly string[] = [
+  '--single-threaded',
+  '--predictable-gc-schedule',
+  '--expose-gc',
+];
 
 export interface WindowFigure {
   readonly rpcs: number;
@@ -85,7 +99,8 @@ async function runChild(
   rpcs: number,
   callgrind: { dir: string; nativeQps: number } | null,
 ): Promise<{ window: WindowFigure; pid: string }> {
-  const node = [process.execPath, '--import', 'tsx', 'bench/metrics-channel-child.ts'];
+  const flags = callgrind === null ? [] : CALLGRIND_NODE_FLAGS;
+  const node = [process.execPath, ...flags, '--import', 'tsx', 'bench/metrics-channel-child.ts'];
   const [command, ...args] =
     callgrind === null
       ? node

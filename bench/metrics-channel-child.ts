@@ -6,7 +6,10 @@
  * `ready <pid> <weight update period, s>` after warming up; on `go N` it makes N calls (16 in flight) and prints
  * `done <seconds> <CPU µs per call>`; on `updates` it prints `updates <scheduler updates the SDK saw since the
  * last go, or -1 when metrics are not on>` (asked after a count, so collecting is outside it); on `exit` it
- * closes.
+ * closes. It reads its commands with a blocking read, so while it waits for one (when the parent zeroes or dumps
+ * callgrind's counters) its main thread runs nothing: no timer, no I/O, no V8 task lands at a window's ends.
+ * Given `--expose-gc` (the callgrind children), it collects its whole heap before `ready`, so every window
+ * starts from the same heap.
  *
  * The WRR scheduler update is a wall-clock timer (weight_update_period, A58's default 1 s). Natively the
  * channel runs with 1 s. Under valgrind a call takes tens of times longer, so a 1 s timer would fire tens of
@@ -15,7 +18,7 @@
  * it sees about as many scheduler updates per call as a native run.
  */
 
-import { createInterface } from 'node:readline';
+import { readSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { type MetricsOptions, registeredInstruments } from 'lbtree';
@@ -104,9 +107,12 @@ if (nativeQps > 0) {
   await calls(client, warmup, 16);
 }
 let updatesBefore = await updatesSeen();
+// What the warm-up left queued runs now, not in the window; then the heap is collected (callgrind children).
+await new Promise((resolve) => setTimeout(resolve, 50));
+(globalThis as { gc?: () => void }).gc?.();
 console.log(`ready ${process.pid} ${period.toFixed(3)}`);
-for await (const line of createInterface({ input: process.stdin })) {
-  const [command, arg] = line.split(' ');
+for (;;) {
+  const [command, arg] = readCommand().split(' ');
   if (command === 'go') {
     const n = Number(arg);
     const { seconds, cpuUs } = await timed(client, n);
@@ -116,8 +122,20 @@ for await (const line of createInterface({ input: process.stdin })) {
     const now = await updatesSeen();
     console.log(`updates ${mode === 'on' ? (now - updatesBefore) / 3 : -1}`);
     updatesBefore = now;
-  } else if (command === 'exit') {
+  } else {
+    // `exit`, or the parent's end of stdin.
     client.close();
     process.exit(0);
+  }
+}
+
+/** The parent's next line on stdin, read blocking: this process's main thread runs nothing until it comes. */
+function readCommand(): string {
+  const byte = Buffer.alloc(1);
+  let line = '';
+  for (;;) {
+    if (readSync(0, byte, 0, 1, null) === 0) return 'exit';
+    if (byte[0] === 0x0a) return line;
+    line += String.fromCharCode(byte[0]!);
   }
 }

@@ -44,7 +44,7 @@ import {
 import { backendMetricsTrailer } from 'lbtree/grpc-js';
 import { BenchChannel } from './bench-channel.js';
 import { echo } from './echo-service.js';
-import { callgrindWindow, type Mode, nativeWindow } from './metrics-callgrind.js';
+import { CALLGRIND_NODE_FLAGS, callgrindWindow, type Mode, nativeWindow } from './metrics-callgrind.js';
 import { median } from './report.js';
 
 class PullReader extends MetricReader {
@@ -377,7 +377,7 @@ async function runCallgrind(target: string, nativeQps: number, nativeUpdatesPerK
   };
   await Promise.all(Array.from({ length: jobs }, worker));
   console.log(
-    `\n## metrics (A79): instructions per real RPC (callgrind Ir, ${rounds} fresh processes per mode, ${rpcs} RPCs each after a warm-up; WRR, 3 loopback servers with ORCA; median (min–max, spread))\n`,
+    `\n## metrics (A79): instructions per real RPC (callgrind Ir, ${rounds} fresh processes per mode, ${rpcs} RPCs each after a warm-up and a full collection; node ${CALLGRIND_NODE_FLAGS.join(' ')} for the count only; WRR, 3 loopback servers with ORCA; median (min–max, spread))\n`,
   );
   console.log('| metric | a | b | ratio of medians | goal within 2 % |');
   console.log('|---|---|---|---|---|');
