@@ -83,7 +83,10 @@ export async function callgrindWindow(
     const all = threads.reduce((sum, t) => sum + t.ir, 0);
     return { ...window, mainIrPerRpc: main.ir / rpcs, allIrPerRpc: all / rpcs };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    // BENCH_METRICS_CALLGRIND_KEEP=1 keeps the dumps (for callgrind_annotate), and says where.
+    if (process.env.BENCH_METRICS_CALLGRIND_KEEP === '1')
+      console.error(`callgrind dumps of a ${mode} channel: ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -99,7 +102,14 @@ async function runChild(
   rpcs: number,
   callgrind: { dir: string; nativeQps: number } | null,
 ): Promise<{ window: WindowFigure; pid: string }> {
-  const flags = callgrind === null ? [] : CALLGRIND_NODE_FLAGS;
+  // BENCH_METRICS_CALLGRIND_NODE_FLAGS (space-separated) replaces the counted children's flags, to compare.
+  const given = process.env.BENCH_METRICS_CALLGRIND_NODE_FLAGS;
+  const flags =
+    callgrind === null
+      ? []
+      : given !== undefined
+        ? given.split(' ').filter((f) => f !== '')
+        : CALLGRIND_NODE_FLAGS;
   const node = [process.execPath, ...flags, '--import', 'tsx', 'bench/metrics-channel-child.ts'];
   const [command, ...args] =
     callgrind === null
