@@ -384,12 +384,18 @@ async function runCallgrind(target: string, nativeQps: number, nativeUpdatesPerK
   };
   await Promise.all(Array.from({ length: jobs }, worker));
   console.log(
-    `\n## metrics (A79): instructions per real RPC (callgrind Ir, ${rounds} fresh processes per mode, ${rpcs} RPCs each after a warm-up and a full collection; node ${CALLGRIND_NODE_FLAGS.join(' ')} for the count only; WRR, 3 loopback servers with ORCA; median (min–max, spread))\n`,
+    `\n## metrics (A79): instructions per real RPC (callgrind Ir, ${rounds} fresh processes per mode, ${rpcs} RPCs each after a warm-up and a full collection; node ${(process.env.BENCH_METRICS_CALLGRIND_NODE_FLAGS ?? CALLGRIND_NODE_FLAGS.join(' ')) || 'without flags'} for the count only; WRR, 3 loopback servers with ORCA; median (min–max, spread))\n`,
   );
   console.log('| metric | a | b | ratio of medians | goal within 2 % |');
   console.log('|---|---|---|---|---|');
   comparisonRows('Ir per RPC, main thread', 'Ir', 0, main);
   comparisonRows('Ir per RPC, every thread (V8 helper threads land in or out by chance)', 'Ir', 0, all);
+  console.log(
+    "\nHow far to trust them: V8's optimizing compiler still runs in the window after this warm-up (with every V8\n" +
+      'task on the main thread, --single-threaded, it was about half of a 1,000-RPC window), and how much of it and\n' +
+      "of the collector's marking lands in a window, and on which thread, depends on timing: a verdict is only as\n" +
+      'good as the spreads beside it.',
+  );
   const counts = (xs: Record<Mode, number[]>) =>
     MODES.map((mode) => `${mode} ${xs[mode].map((x) => x.toFixed(0)).join(' / ')}`).join('; ');
   console.log(`\nEvery count, Ir per RPC: main thread ${counts(main)}; every thread ${counts(all)}.`);
