@@ -148,6 +148,33 @@ describe('xds_override_host_experimental (A55 "LB Policy for Stateful Session Af
     assert.deepEqual(pickWith(sim, [A]), { address: B, actual: B });
   });
 
+  test('A55: an address an update keeps keeps its entry (the held DRAINING connection); one it drops is removed', () => {
+    const cfg = config(['UNKNOWN', 'HEALTHY', 'DRAINING']);
+    const mapped = (sim: Simulation) => sim.describe()?.facts?.addresses;
+    const sim = connected([ep([A]), ep([B])], cfg);
+    assert.ok(sim.update([ep([A], 'DRAINING'), ep([B])], cfg));
+    const held = sim.subchannel(A);
+    // Kept across two more updates (one adds C): the connection the policy holds for A stays, and serves A's cookie.
+    sim.script(C, { connectAfterMs: 1 });
+    assert.ok(sim.update([ep([A], 'DRAINING'), ep([B]), ep([C])], cfg));
+    sim.advance(1);
+    assert.ok(sim.update([ep([A], 'DRAINING'), ep([B]), ep([C])], cfg));
+    assert.equal(mapped(sim), 3);
+    assert.equal(sim.subchannel(A), held);
+    assert.equal(held.released, false);
+    assert.deepEqual(pickWith(sim, [A]), { address: A, actual: A });
+    // B named by no endpoint, A named twice (two endpoints sharing it): B's entry goes, A's stays.
+    assert.ok(sim.update([ep([A], 'DRAINING'), ep([A], 'DRAINING'), ep([C])], cfg));
+    assert.equal(mapped(sim), 2);
+    assert.equal(held.released, false);
+    assert.deepEqual(pickWith(sim, [A]), { address: A, actual: A });
+    assert.deepEqual(pickWith(sim, [B]), { address: C, actual: C }, "B's cookie falls through to the child");
+    // A dropped too: its held connection is released.
+    assert.ok(sim.update([ep([C])], cfg));
+    assert.equal(mapped(sim), 1);
+    assert.equal(held.released, true);
+  });
+
   test('A55: with the default override_host_status [UNKNOWN, HEALTHY] a DRAINING endpoint is not overridden', () => {
     const sim = connected([ep([A]), ep([B])]);
     assert.ok(sim.update([ep([A], 'DRAINING'), ep([B])]));

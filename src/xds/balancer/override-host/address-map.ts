@@ -44,6 +44,8 @@ export class AddressEntry {
     /** A61: this address first, then the endpoint's other addresses in order, comma-separated. */
     public addressList: string,
     public attributes: Attributes,
+    /** The address map update that last named this address (the policy's count of its updates). */
+    public stamp: number,
   ) {}
 
   get owned(): boolean {

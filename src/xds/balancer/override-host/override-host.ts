@@ -43,7 +43,9 @@ export class OverrideHostLb
     OverridePickHooks
 {
   private readonly child: ChildPolicy;
-  private entries = new Map<string, AddressEntry>();
+  private readonly entries = new Map<string, AddressEntry>();
+  /** How many address map updates ran: an entry's stamp says which one last named it. */
+  private mapUpdates = 0;
   private overridable: ReadonlySet<XdsHealthStatus> = new Set();
   private childState: ConnectivityState = CONNECTING;
   private childStatus: Status = OK_STATUS;
@@ -128,10 +130,16 @@ export class OverrideHostLb
    * address list for that address (it first, then the endpoint's others in order). A DRAINING endpoint whose
    * status cannot be overridden is left out, as gRPC does. Entries of addresses no longer present are
    * removed, and a connection the policy held for them is released.
+   *
+   * The map is updated in place (a big EDS push re-sends tens of thousands of addresses and changes a few):
+   * a kept address keeps its entry and map slot, each entry is stamped with the update that named it, and
+   * one sweep drops the entries no stamp reached.
    */
   private updateAddressMap(endpoints: readonly Endpoint[]): void {
-    const previous = this.entries;
-    const next = new Map<string, AddressEntry>();
+    const entries = this.entries;
+    const stamp = ++this.mapUpdates;
+    const sizeBefore = entries.size;
+    let kept = 0;
     const drainingKept = this.overridable.has('DRAINING');
     // Endpoints of a locality share one Attributes object: their health status is read once.
     let lastAttributes: Attributes | null = null;
@@ -147,40 +155,50 @@ export class OverrideHostLb
       if (addresses.length === 1) {
         // The usual endpoint (tens of thousands in a big EDS update): its list is its one key, no arrays.
         const key = addressKey(addresses[0]!);
-        next.set(key, this.entryFor(previous, key, addresses[0]!, health, key, e.attributes));
+        kept += this.stampEntry(stamp, key, addresses[0]!, health, key, e.attributes);
         continue;
       }
       const keys = addresses.map(addressKey);
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i]!;
         const list = [key, ...keys.slice(0, i), ...keys.slice(i + 1)].join(',');
-        next.set(key, this.entryFor(previous, key, addresses[i]!, health, list, e.attributes));
+        kept += this.stampEntry(stamp, key, addresses[i]!, health, list, e.attributes);
       }
     }
-    for (const [key, entry] of previous) {
-      if (next.get(key) === entry) continue;
-      entry.removed = true;
-      this.releaseOwned(entry);
+    if (kept < sizeBefore) {
+      for (const [key, entry] of entries) {
+        if (entry.stamp === stamp) continue;
+        entries.delete(key);
+        entry.removed = true;
+        this.releaseOwned(entry);
+      }
     }
-    this.entries = next;
     this.releaseUnkeepable();
   }
 
-  /** The previous update's entry for `key`, brought up to date, or a new one. */
-  private entryFor(
-    previous: ReadonlyMap<string, AddressEntry>,
+  /**
+   * Brings the entry for `key` up to date under `stamp`, making one if the map has none. Returns 1 when this
+   * is the first time this update names an entry the map held before it, else 0 (the count of kept entries).
+   */
+  private stampEntry(
+    stamp: number,
     key: string,
     address: Address,
     health: XdsHealthStatus,
     list: string,
     attributes: Attributes,
-  ): AddressEntry {
-    const entry = previous.get(key);
-    if (entry === undefined) return new AddressEntry(key, address, health, list, attributes);
+  ): number {
+    const entry = this.entries.get(key);
+    if (entry === undefined) {
+      this.entries.set(key, new AddressEntry(key, address, health, list, attributes, stamp));
+      return 0;
+    }
     entry.health = health;
     entry.addressList = list;
     entry.attributes = attributes;
-    return entry;
+    if (entry.stamp === stamp) return 0;
+    entry.stamp = stamp;
+    return 1;
   }
 
   /** A connection the policy holds is kept only while a cookie may still pick its entry. */
