@@ -29,8 +29,20 @@ export function clamp(value: number, min: number, max: number): number {
 /** Shallow equality of two settings objects (string and symbol keys). */
 export function sameChannelArgs(a: ChannelArgs, b: ChannelArgs): boolean {
   if (a === b) return true;
+  // A parent hands one pair (this update's settings, the last one's) to each of its thousands of petioles in
+  // a row, so the last answer is kept: settings objects are never changed once made (Readonly).
+  if (a === lastA && b === lastB) return lastSame;
   const keysA = Reflect.ownKeys(a);
-  if (keysA.length !== Reflect.ownKeys(b).length) return false;
-  for (const k of keysA) if (!Object.hasOwn(b, k) || !Object.is(a[k], b[k])) return false;
-  return true;
+  let same = keysA.length === Reflect.ownKeys(b).length;
+  for (let i = 0; same && i < keysA.length; i++) {
+    const k = keysA[i]!;
+    same = Object.hasOwn(b, k) && Object.is(a[k], b[k]);
+  }
+  lastA = a;
+  lastB = b;
+  lastSame = same;
+  return same;
 }
+let lastA: ChannelArgs = NO_CHANNEL_ARGS;
+let lastB: ChannelArgs = NO_CHANNEL_ARGS;
+let lastSame = true;
