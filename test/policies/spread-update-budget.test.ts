@@ -11,6 +11,8 @@ import { manyAddresses as addresses, hashedPicks, picks } from '../support/sim-p
 const RR = [{ round_robin: {} }];
 const RING_HASH = [{ ring_hash_experimental: {} }];
 const WRR_LOCALITY = [{ xds_wrr_locality_experimental: { childPolicy: RR } }];
+/** A42 ring_hash lists of this many endpoints or more are placed over turns (SPREAD_MIN_ENDPOINTS, pinned). */
+const SPREAD_AT = 500;
 const A = '192.168.0.1:80';
 const B = '192.168.0.2:80';
 
@@ -240,6 +242,20 @@ describe('ring_hash places a big list over turns (A42, issue 25 §5)', () => {
     assert.equal(sim.updateTurns.spreading, false);
     assert.equal(sim.describe()!.children!.length, 2);
     assert.deepEqual(new Set(hashedPicks(sim, HASHES)), new Set([A, B]));
+  });
+
+  test('the list in use delivered again (a resolver re-resolving) is not spread: the channel reports at once (A42)', () => {
+    const sim = servingAB(RING_HASH);
+    const list = addresses(SPREAD_AT);
+    sim.update(list, RING_HASH);
+    sim.advance(2);
+    assert.equal(sim.updateTurns.spreading, false);
+    sim.update(list, RING_HASH);
+    assert.equal(sim.updateTurns.spreading, false, 'nothing to place: no turns held');
+    assert.equal(sim.describe()!.children!.length, SPREAD_AT);
+    // With another config the same endpoints are a new list again: spread.
+    sim.update(list, [{ ring_hash_experimental: { minRingSize: 2048 } }]);
+    assert.equal(sim.updateTurns.spreading, true);
   });
 
   test('small ring_hash lists share the turn budget: 400 + 400 + 400 at once, a fourth 400 in the next turn', () => {

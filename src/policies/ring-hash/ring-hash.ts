@@ -37,6 +37,8 @@ import { RingView } from './ring-view.js';
 /** A list being placed over several event-loop turns (issue 25 §5). */
 interface RingSpread {
   readonly placement: Placement;
+  /** The list being placed (the placement's). */
+  readonly endpoints: readonly Endpoint[];
   readonly attributes: ChannelArgs;
   readonly config: RingHashConfig;
   /** The children that duplicate endpoints of the list were folded into, and those endpoints. */
@@ -49,6 +51,17 @@ interface RingSpread {
 
 /** A spread list's cancellation before its first step is queued. */
 const NOT_WAITING = () => {};
+
+/** The children that duplicate endpoints of a list were folded into, those endpoints, and the fold callback. */
+function duplicateFolds() {
+  const duplicates: EndpointChild[] = [];
+  const duplicateEndpoints: Endpoint[] = [];
+  const onDuplicate = (child: EndpointChild, e: Endpoint): void => {
+    duplicates.push(child);
+    duplicateEndpoints.push(e);
+  };
+  return { duplicates, duplicateEndpoints, onDuplicate };
+}
 
 /**
  * ring_hash_experimental (A42, with A61's pick_first children and A76's request hash header): consistent
@@ -99,6 +112,12 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
    * ring of the new list is built once, when the last endpoint is placed.
    */
   private spread: RingSpread | null = null;
+  /** The list in use, with its settings and config: delivered again, it places nothing new (no spread). */
+  private applied: {
+    endpoints: readonly Endpoint[];
+    attributes: ChannelArgs;
+    config: RingHashConfig;
+  } | null = null;
   private readonly random: () => number;
 
   constructor(private readonly helper: Helper) {
@@ -134,10 +153,15 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     const turns = this.helper.updateTurns;
     if (turns !== undefined) {
       // The list being spread delivered again: it goes on.
-      if (this.spread !== null && this.spreads(endpoints, update.attributes, update.config)) return true;
+      if (this.spread !== null && this.isList(this.spread, endpoints, update.attributes, update.config)) {
+        return true;
+      }
       this.stopSpread();
-      // A big list waits for later turns; a small one too once the channel has placed a turn's worth in this one.
-      if (endpoints.length >= SPREAD_MIN_ENDPOINTS || !turns.placeNow(endpoints.length)) {
+      // A big list waits for later turns; a small one too once the channel has placed a turn's worth in this
+      // one. The list in use delivered again places nothing: applied at once, as without turns.
+      const again =
+        this.applied !== null && this.isList(this.applied, endpoints, update.attributes, update.config);
+      if (!again && (endpoints.length >= SPREAD_MIN_ENDPOINTS || !turns.placeNow(endpoints.length))) {
         this.startSpread(turns, endpoints, update.attributes, update.config);
         return true;
       }
@@ -147,13 +171,21 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     return true;
   }
 
-  /** Whether the list being spread is this one (with these settings and config). */
-  private spreads(endpoints: readonly Endpoint[], attributes: ChannelArgs, config: RingHashConfig): boolean {
-    const spread = this.spread!;
+  /** Whether `list` (the one being spread, or the one in use) is this one, with these settings and config. */
+  private isList(
+    list: {
+      readonly endpoints: readonly Endpoint[];
+      readonly attributes: ChannelArgs;
+      readonly config: RingHashConfig;
+    },
+    endpoints: readonly Endpoint[],
+    attributes: ChannelArgs,
+    config: RingHashConfig,
+  ): boolean {
     return (
-      sameConfig(config, spread.config) &&
-      sameChannelArgs(attributes, spread.attributes) &&
-      sameEndpointList(spread.placement.endpoints, endpoints)
+      sameConfig(config, list.config) &&
+      sameChannelArgs(attributes, list.attributes) &&
+      sameEndpointList(list.endpoints, endpoints)
     );
   }
 
@@ -163,18 +195,12 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     attributes: ChannelArgs,
     config: RingHashConfig,
   ): void {
-    const duplicates: EndpointChild[] = [];
-    const duplicateEndpoints: Endpoint[] = [];
     this.spread = {
       placement: this.list.startPlacing(endpoints, attributes),
+      endpoints,
       attributes,
       config,
-      duplicates,
-      duplicateEndpoints,
-      onDuplicate: (child, e) => {
-        duplicates.push(child);
-        duplicateEndpoints.push(e);
-      },
+      ...duplicateFolds(),
       cancel: NOT_WAITING,
     };
     this.spreadStep(turns);
@@ -196,6 +222,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     this.spread = null;
     const children = this.list.finishPlacing(placement);
     this.useEndpoints(
+      placement.endpoints,
       children,
       spread.duplicates,
       spread.duplicateEndpoints,
@@ -242,13 +269,9 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
     attributes: ChannelArgs,
     config: RingHashConfig,
   ): void {
-    const duplicates: EndpointChild[] = [];
-    const duplicateEndpoints: Endpoint[] = [];
-    const children = this.list.updateEndpoints(endpoints, attributes, (child, e) => {
-      duplicates.push(child);
-      duplicateEndpoints.push(e);
-    });
-    this.useEndpoints(children, duplicates, duplicateEndpoints, attributes, config);
+    const { duplicates, duplicateEndpoints, onDuplicate } = duplicateFolds();
+    const children = this.list.updateEndpoints(endpoints, attributes, onDuplicate);
+    this.useEndpoints(endpoints, children, duplicates, duplicateEndpoints, attributes, config);
   }
 
   /**
@@ -257,12 +280,14 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
    * inputs changed, and a new view.
    */
   private useEndpoints(
+    endpoints: readonly Endpoint[],
     children: EndpointChild[],
     duplicates: readonly EndpointChild[],
     duplicateEndpoints: readonly Endpoint[],
     attributes: ChannelArgs,
     config: RingHashConfig,
   ): void {
+    this.applied = { endpoints, attributes, config };
     const n = children.length;
     // This loop, the ring comparison and the state loop below.
     workMeter.visits += 3 * n + duplicates.length;
@@ -326,6 +351,7 @@ export class RingHash implements LoadBalancer<RingHashConfig> {
 
   private clear(): void {
     this.stopSpread();
+    this.applied = null;
     this.list.destroyAll();
     this.pendingConnects = [];
     this.pendingCount = 0;
