@@ -4,7 +4,8 @@
 // dist/ through the package's own exports. The bootstrap JSON comes in BENCH_XDS_BOOTSTRAP, the plain
 // channel's backend addresses in BENCH_PLAIN_ADDRESSES (comma-separated). One JSON line on stdout, then exit.
 // With BENCH_COST_CALLGRIND_CALLS=N (the process runs under valgrind's callgrind): after the warm-up, the line
-// `counting` on stdout, then N sequential calls once a line arrives on stdin (the parent has zeroed the
+// `started` on stdout after the first OK call (the parent dumps the start's counters; it goes on once a line
+// arrives on stdin), `counting` on stdout, then N sequential calls once a line arrives on stdin (the parent has zeroed the
 // counters), then the line `counted`, and the exit once another line arrives (the parent has dumped them).
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -65,8 +66,24 @@ const call = () =>
     ),
   );
 
+/** Under callgrind: says `say`, then waits for the parent's next line (see awaitLine below). */
+let awaitLine;
+if (CALLGRIND_CALLS > 0) {
+  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  // callgrind answers callgrind_control only while the process runs code, not while it blocks in epoll_wait:
+  // a timer keeps it waking while the parent zeroes or dumps the counters (and stops during the count).
+  awaitLine = async (say) => {
+    const wake = setInterval(() => {}, 5);
+    process.stdout.write(`${say}\n`);
+    await lines.next();
+    clearInterval(wake);
+  };
+}
+
 await call();
 const firstOkMs = performance.now();
+// Under callgrind the parent dumps the counts of the start (process start → first OK call) here.
+if (CALLGRIND_CALLS > 0) await awaitLine('started');
 
 for (let i = 0; i < WARM_UP; i++) await call();
 
@@ -89,15 +106,6 @@ async function perCall(calls, inflight) {
 }
 
 if (CALLGRIND_CALLS > 0) {
-  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
-  // callgrind answers callgrind_control only while the process runs code, not while it blocks in epoll_wait:
-  // a timer keeps it waking while the parent zeroes or dumps the counters (and stops during the count).
-  const awaitLine = async (say) => {
-    const wake = setInterval(() => {}, 5);
-    process.stdout.write(`${say}\n`);
-    await lines.next();
-    clearInterval(wake);
-  };
   await awaitLine('counting');
   for (let i = 0; i < CALLGRIND_CALLS; i++) await call();
   await awaitLine('counted');

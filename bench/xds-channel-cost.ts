@@ -15,7 +15,8 @@
  *
  * BENCH_COST_CALLGRIND=1 also runs each side once under valgrind's callgrind and counts the instructions (Ir)
  * its process executes per sequential call over BENCH_COST_CALLGRIND_CALLS calls (default 1,000) after the
- * warm-up (counters zeroed before and dumped after with callgrind_control): a figure the machine's load does
+ * warm-up (counters zeroed before and dumped after with callgrind_control), and from process start to its first OK
+ * call (dumped then): figures the machine's load does
  * not move. It is given for the whole process and for its main thread alone: V8's optimizing compiler still
  * runs on background threads after the warm-up (about half of the process's instructions in those 1,000
  * calls), which moves the whole-process figure by a few per cent between runs. BENCH_COST_ROUNDS=0 with it prints only those figures; BENCH_COST_CALLGRIND_KEEP=<dir> keeps the dumps.
@@ -86,11 +87,34 @@ function runClient(side: Side, bootstrap: unknown, addresses: readonly string[])
   });
 }
 
-/** Instructions per sequential call of one side's channel process, under callgrind (see the header). */
-/** Instructions per call: the whole process, and its main thread alone (without V8's compiler and GC threads). */
+/**
+ * One side's channel process under callgrind (see the header): instructions per sequential call, and from process
+ * start to the first OK call; each for the whole process and its main thread alone (without V8's compiler and GC
+ * threads).
+ */
 interface IrPerCall {
   readonly all: number;
   readonly main: number;
+  readonly startAll: number;
+  readonly startMain: number;
+}
+
+/** The instruction totals of callgrind's dump part `part` in `dir`: every thread's, and the main thread's. */
+function dumpTotals(dir: string, part: number, side: Side): { all: number; main: number } {
+  // One file per thread: out.<pid>.<part>-01 is the main thread (the event loop, JavaScript); the others are
+  // V8's background threads (optimizing compiler, concurrent marking) and libuv's pool.
+  const dumps = readdirSync(dir).filter((f) => new RegExp(`\\.${part}-\\d+$`).test(f));
+  if (dumps.length === 0)
+    throw new Error(`xds-channel-cost: no callgrind dump ${part} for ${side} in ${dir}`);
+  let all = 0;
+  let main = 0;
+  for (const dump of dumps) {
+    const summary = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, dump), 'utf8'));
+    if (!summary) throw new Error(`xds-channel-cost: no instruction total in ${dump}`);
+    all += Number(summary[1]);
+    if (dump.endsWith(`.${part}-01`)) main = Number(summary[1]);
+  }
+  return { all, main };
 }
 
 async function callgrindIrPerCall(
@@ -129,6 +153,9 @@ async function callgrindIrPerCall(
       }
     };
     const pid = String(child.pid);
+    await expect('started');
+    execFileSync('callgrind_control', ['-d', 'start', pid], { stdio: 'ignore' });
+    child.stdin.write('go\n');
     await expect('counting');
     execFileSync('callgrind_control', ['-z', pid], { stdio: 'ignore' });
     child.stdin.write('go\n');
@@ -136,19 +163,14 @@ async function callgrindIrPerCall(
     execFileSync('callgrind_control', ['-d', 'calls', pid], { stdio: 'ignore' });
     child.stdin.end('exit\n');
     if ((await exited) !== 0) throw new Error(`xds-channel-cost: the ${side} process under callgrind failed`);
-    // One dump per thread: out.<pid>.1-01 is the main thread (the event loop, JavaScript); the others are V8's
-    // background threads (optimizing compiler, concurrent marking) and libuv's pool.
-    const dumps = readdirSync(dir).filter((f) => /\.1-\d+$/.test(f));
-    if (dumps.length === 0) throw new Error(`xds-channel-cost: no callgrind dump for ${side} in ${dir}`);
-    let all = 0;
-    let main = 0;
-    for (const dump of dumps) {
-      const summary = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, dump), 'utf8'));
-      if (!summary) throw new Error(`xds-channel-cost: no instruction total in ${dump}`);
-      all += Number(summary[1]);
-      if (dump.endsWith('.1-01')) main = Number(summary[1]);
-    }
-    return { all: all / CALLGRIND_CALLS, main: main / CALLGRIND_CALLS };
+    const start = dumpTotals(dir, 1, side);
+    const calls = dumpTotals(dir, 2, side);
+    return {
+      all: calls.all / CALLGRIND_CALLS,
+      main: calls.main / CALLGRIND_CALLS,
+      startAll: start.all,
+      startMain: start.main,
+    };
   } finally {
     if (KEEP_DUMPS === undefined) rmSync(dir, { recursive: true, force: true });
   }
@@ -232,14 +254,24 @@ export async function runXdsChannelCostBench(): Promise<void> {
 function printIrPerCall(ir: ReadonlyMap<Side, IrPerCall>): void {
   if (ir.size === 0) return;
   const plain = ir.get('grpc-js-plain');
-  const cell = (side: Side) => {
+  const xds = ir.get('grpc-js-xds');
+  const ratio = (a: number, b: number | undefined, name: string) =>
+    b === undefined ? '' : ` (${(a / b).toFixed(3)} × ${name})`;
+  const perCall = (side: Side) => {
     const x = ir.get(side);
     if (x === undefined) return 'not counted';
-    const ratio = (a: number, b: number | undefined) =>
-      b === undefined ? '' : ` (${(a / b).toFixed(3)} × plain)`;
-    return `${x.all.toFixed(0)} Ir${ratio(x.all, plain?.all)}, main thread ${x.main.toFixed(0)} Ir${ratio(x.main, plain?.main)}`;
+    return `${x.all.toFixed(0)} Ir${ratio(x.all, plain?.all, 'plain')}, main thread ${x.main.toFixed(0)} Ir${ratio(x.main, plain?.main, 'plain')}`;
+  };
+  const start = (side: Side) => {
+    const x = ir.get(side);
+    if (x === undefined) return 'not counted';
+    const g = (n: number) => `${(n / 1e9).toFixed(3)} G`;
+    return `${g(x.startAll)}${ratio(x.startAll, xds?.startAll, 'grpc-js-xds')}, main thread ${g(x.startMain)}${ratio(x.startMain, xds?.startMain, 'grpc-js-xds')}`;
   };
   console.log(
-    `\ninstructions per sequential call (callgrind Ir, ${CALLGRIND_CALLS.toLocaleString('en')} calls after the warm-up; all threads, and the main thread alone): lbtree xds: ${cell('lbtree')}; grpc-js round_robin (plain) ${cell('grpc-js-plain')}; @grpc/grpc-js-xds ${cell('grpc-js-xds')}.`,
+    `\ninstructions per sequential call (callgrind Ir, ${CALLGRIND_CALLS.toLocaleString('en')} calls after the warm-up; all threads, and the main thread alone): lbtree xds: ${perCall('lbtree')}; grpc-js round_robin (plain) ${perCall('grpc-js-plain')}; @grpc/grpc-js-xds ${perCall('grpc-js-xds')}.`,
+  );
+  console.log(
+    `instructions from process start to the first OK call (callgrind Ir; all threads, and the main thread alone): lbtree xds: ${start('lbtree')}; grpc-js round_robin (plain) ${start('grpc-js-plain')}; @grpc/grpc-js-xds ${start('grpc-js-xds')}.`,
   );
 }
