@@ -327,3 +327,36 @@ describe('xds_override_host_experimental (A55 "LB Policy for Stateful Session Af
     );
   });
 });
+
+describe('xds_override_host while its child places a big list over turns (A55, A61; issue 25 §5)', () => {
+  /** `n` single-address endpoints 10.1.x.y:80. */
+  const many = (n: number) =>
+    Array.from({ length: n }, (_, i) => ep([`10.1.${(i >> 8) & 255}.${i & 255}:80`]));
+
+  test('the map is the new list at once: an added address named by a cookie gets a connection the child later adopts; a dropped one falls through to the old picker', () => {
+    const spread = xdsSimulation({ spreadTurnMs: 1 });
+    for (const s of [A, B]) spread.script(s, { connectAfterMs: 1 });
+    assert.ok(spread.update([ep([A]), ep([B])], config()));
+    spread.advance(1);
+    assert.equal(spread.state, 'READY');
+    // 2,000 endpoints (A55's map and round_robin's list): round_robin places 1,000 a turn; B is dropped.
+    const added = many(2_000);
+    const last = addressKey(added[1_999]!.addresses[0]!);
+    for (const e of added) spread.script(addressKey(e.addresses[0]!), { connectAfterMs: 1 });
+    assert.ok(spread.update([ep([A]), ...added], config()));
+    assert.equal(spread.findSubchannel(last), undefined, 'the child has not placed the last endpoint yet');
+    // The old picker still serves: a cookie naming B (dropped from the map) falls through to it.
+    const fallthrough = pickWith(spread, [B]);
+    assert.ok(fallthrough.address === A || fallthrough.address === B, fallthrough.address);
+    // A cookie naming an address only the new list has: the policy makes the connection, and the pick waits.
+    assert.equal(pickWith(spread, [last]).address, 'queue');
+    const held = spread.subchannel(last);
+    assert.equal(held.state, 'CONNECTING');
+    assert.equal(held.refs, 1, 'one handle: the one xds_override_host holds');
+    spread.advance(3); // the turns place the rest; every new connection completes
+    assert.equal(held.refs, 1, 'the child adopted the held connection: still one handle, now the child’s');
+    assert.equal(held.released, false);
+    assert.deepEqual(pickWith(spread, [last]), { address: last, actual: last });
+    assert.equal(spread.findSubchannel(B)?.released, true, 'B went with the old child');
+  });
+});
