@@ -46,6 +46,7 @@ import {
 import { backendMetricsTrailer } from 'lbtree/grpc-js';
 import { BenchChannel } from './bench-channel.js';
 import { echo } from './echo-service.js';
+import { runBlocksVerdict } from './metrics-blocks.js';
 import { CALLGRIND_NODE_FLAGS, callgrindWindow, type Mode, nativeWindow } from './metrics-callgrind.js';
 import { median } from './report.js';
 
@@ -316,7 +317,8 @@ async function runChannel(): Promise<void> {
   const servers = await Promise.all(UTILIZATION.map(startServer));
   const target = `endpoints:${servers.map((s) => s.address).join(';')}`;
   try {
-    const rounds = Number(process.env.BENCH_METRICS_CHANNEL_ROUNDS ?? 5);
+    await runBlocksVerdict(target);
+    const rounds = Number(process.env.BENCH_METRICS_CHANNEL_ROUNDS ?? 0);
     const rpcs = Number(process.env.BENCH_METRICS_CALLS) || 20_000;
     const qps: Record<Mode, number[]> = { none: [], off: [], on: [] };
     const cpuUs: Record<Mode, number[]> = { none: [], off: [], on: [] };

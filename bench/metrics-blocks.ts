@@ -1,0 +1,165 @@
+/**
+ * The metrics cost verdict on a real channel (issue 24 §1: calls per second and CPU per call, on vs off and off
+ * vs none, within 2 %): one client process holds a channel of each mode and runs them in interleaved blocks
+ * (bench/metrics-blocks-child.ts); each cycle's blocks give one ratio per pair of modes, judged by the median
+ * of the ratios and its bootstrap 95 % interval (bench/paired-ratio.ts). Two self-tests run the same way and
+ * say whether the method can see 2 %: two identical channels (none vs none) must come out met around 1.000,
+ * and a channel given a known extra cost (a busy loop of BENCH_METRICS_SPIN_PERCENT, 3 %, of a call's CPU)
+ * must come out missed. BENCH_METRICS_SELF_TEST=0 leaves them out.
+ */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import type { Block, BlocksResult } from './metrics-blocks-child.js';
+import {
+  costVerdict,
+  intervalText,
+  medianInterval,
+  type RatioInterval,
+  rateVerdict,
+} from './paired-ratio.js';
+import { median } from './report.js';
+
+/**
+ * The child's young generation, MB per semi-space, fixed: larger than a block of calls allocates, so no
+ * scavenge falls inside a block's calls and the one forced at its end collects exactly that block's garbage
+ * (BENCH_METRICS_SEMI_SPACE_MB overrides; the bench prints the scavenges that still fell inside).
+ */
+const SEMI_SPACE_MB = 64;
+
+function childFlags(): string[] {
+  const mb = Number(process.env.BENCH_METRICS_SEMI_SPACE_MB) || SEMI_SPACE_MB;
+  // BENCH_METRICS_BLOCKS_NODE_FLAGS (space-separated) adds flags, e.g. --cpu-prof to profile the channels.
+  const extra = (process.env.BENCH_METRICS_BLOCKS_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  return ['--expose-gc', `--min-semi-space-size=${mb}`, `--max-semi-space-size=${mb}`, ...extra];
+}
+
+/** One run of the blocks child over `channels` (e.g. ['none', 'off', 'on']). */
+export async function runBlocks(target: string, channels: readonly string[]): Promise<BlocksResult> {
+  const child = spawn(
+    process.execPath,
+    [...childFlags(), '--import', 'tsx', 'bench/metrics-blocks-child.ts'],
+    {
+      env: { ...process.env, BENCH_METRICS_TARGET: target, BENCH_METRICS_CHANNELS: channels.join(',') },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (s: string) => {
+    out += s;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const last = out.trim().split('\n').pop() ?? '';
+  if (code !== 0 || !last.startsWith('{'))
+    throw new Error(`the metrics blocks child (${channels.join(',')}) ended with ${code}: ${last}`);
+  if (process.env.BENCH_METRICS_BLOCKS_DUMP)
+    writeFileSync(`${process.env.BENCH_METRICS_BLOCKS_DUMP}.${channels.join('_')}.json`, last);
+  return JSON.parse(last) as BlocksResult;
+}
+
+type Figure = 'calls per second' | 'CPU per call' | 'main thread CPU per call';
+
+/** Per cycle, channel a's figure over channel b's. */
+function pairedRatios(result: BlocksResult, a: number, b: number, figure: Figure): number[] {
+  const byCycle = new Map<number, Block[]>();
+  for (const block of result.blocks) {
+    const row = byCycle.get(block.cycle) ?? [];
+    row[block.channel] = block;
+    byCycle.set(block.cycle, row);
+  }
+  const ratios: number[] = [];
+  for (const row of byCycle.values()) {
+    const x = row[a];
+    const y = row[b];
+    if (x === undefined || y === undefined) continue;
+    if (figure === 'calls per second') ratios.push(x.calls / x.wallUs / (y.calls / y.wallUs));
+    else if (figure === 'CPU per call') ratios.push(x.cpuUs / x.calls / (y.cpuUs / y.calls));
+    else if (x.mainCpuUs >= 0 && y.mainCpuUs >= 0)
+      ratios.push(x.mainCpuUs / x.calls / (y.mainCpuUs / y.calls));
+  }
+  return ratios;
+}
+
+function judged(result: BlocksResult, a: number, b: number, figure: Figure): RatioInterval | null {
+  const ratios = pairedRatios(result, a, b, figure);
+  return ratios.length >= 2 ? medianInterval(ratios) : null;
+}
+
+function cell(r: RatioInterval | null, verdict: (r: RatioInterval) => string): string {
+  return r === null ? '— (not measured here)' : `${intervalText(r)}, **${verdict(r)}**`;
+}
+
+/** One table row: channel a against channel b, each figure with its interval and verdict. */
+function comparisonRow(result: BlocksResult, label: string, a: number, b: number): string {
+  const qps = judged(result, a, b, 'calls per second');
+  const cpu = judged(result, a, b, 'CPU per call');
+  const main = judged(result, a, b, 'main thread CPU per call');
+  return `| ${label} | ${cell(qps, rateVerdict)} | ${cell(cpu, costVerdict)} | ${cell(main, costVerdict)} |`;
+}
+
+/** Each channel's own figures (medians over its blocks) and the collections that fell inside its calls. */
+function channelSummary(result: BlocksResult): string {
+  return result.channels
+    .map((name, i) => {
+      const blocks = result.blocks.filter((b) => b.channel === i);
+      const qps = median(blocks.map((b) => (b.calls / b.wallUs) * 1e6));
+      const cpu = median(blocks.map((b) => b.cpuUs / b.calls));
+      const scavenges = blocks.reduce((n, b) => n + b.scavenges, 0);
+      const others = blocks.reduce((n, b) => n + b.otherGcs, 0);
+      return `${name}: ${qps.toFixed(0)} calls/s, ${cpu.toFixed(1)} µs CPU per call, ${blocks.length} blocks, collections inside the calls ${scavenges} young / ${others} other`;
+    })
+    .join('; ');
+}
+
+function tableHeader(): void {
+  console.log(
+    '| a vs b | calls per second, a / b: median (95 % interval), goal ≥ 0.98 | CPU per call (process), a / b, goal ≤ 1.02 | main thread CPU per call, a / b (beside) |',
+  );
+  console.log('|---|---|---|---|');
+}
+
+function settings(result: BlocksResult): string {
+  const cycles = new Set(result.blocks.map((b) => b.cycle)).size;
+  return `${cycles} cycles × a block of ${result.blockCalls} calls (${result.inFlight} in flight) per channel, after ${result.warmupCycles} warm-up cycles; node ${childFlags().join(' ')}`;
+}
+
+export async function runBlocksVerdict(target: string): Promise<void> {
+  const onlySelfTest = process.env.BENCH_METRICS_SELF_TEST === 'only';
+  const main = onlySelfTest ? null : await runBlocks(target, ['none', 'off', 'on']);
+  if (main !== null) printVerdict(main);
+  if (process.env.BENCH_METRICS_SELF_TEST === '0') return;
+  await runSelfTest(target);
+}
+
+function printVerdict(main: BlocksResult): void {
+  console.log(
+    `\n## metrics (A79): the verdict, one client process, three channels in interleaved blocks (WRR, 3 loopback servers with ORCA in the bench's process; ${settings(main)})\n`,
+  );
+  tableHeader();
+  console.log(comparisonRow(main, 'metrics on vs off', 2, 1));
+  console.log(comparisonRow(main, 'metrics off vs no recorder (none)', 1, 0));
+  console.log(comparisonRow(main, 'metrics on vs no recorder (none)', 2, 0));
+  console.log(`\nPer channel: ${channelSummary(main)}.`);
+}
+
+async function runSelfTest(target: string): Promise<void> {
+  const same = await runBlocks(target, ['none', 'none']);
+  const spun = await runBlocks(target, ['none', 'none+spin']);
+  const base = median(spun.blocks.filter((b) => b.channel === 0).map((b) => b.cpuUs / b.calls));
+  console.log(
+    `\nSelf-test (two more runs, the same way, two channels each; ${settings(same)}): identical channels must come out met around 1.000; a known extra cost must come out missed: a busy loop before each call, sized after the warm-up to ${Number(process.env.BENCH_METRICS_SPIN_PERCENT ?? 3)} % of a call (${spun.baselineCpuUsPerCall.toFixed(1)} µs then), timed alone between the cycles at ${spun.spinCpuUsPerCall.toFixed(2)} µs per call, ${((100 * spun.spinCpuUsPerCall) / base).toFixed(1)} % of the ${base.toFixed(1)} µs a call of the other channel cost in the run.\n`,
+  );
+  tableHeader();
+  console.log(comparisonRow(same, 'none (second channel) vs none', 1, 0));
+  console.log(comparisonRow(spun, 'none + busy loop vs none', 1, 0));
+  const nullCpu = judged(same, 1, 0, 'CPU per call');
+  const knownCpu = judged(spun, 1, 0, 'CPU per call');
+  const sound =
+    nullCpu !== null &&
+    knownCpu !== null &&
+    costVerdict(nullCpu) === 'met' &&
+    costVerdict(knownCpu) === 'missed';
+  console.log(
+    `\nThe method ${sound ? 'resolves' : '**did not resolve**'} 2 % of CPU per call in this run (identical channels ${nullCpu ? costVerdict(nullCpu) : '—'}, the known cost ${knownCpu ? costVerdict(knownCpu) : '—'}). Per channel: ${channelSummary(same)}; ${channelSummary(spun)}.`,
+  );
+}

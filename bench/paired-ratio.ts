@@ -1,0 +1,74 @@
+/**
+ * Judging "a within 2 % of b" from paired measurements: one ratio a / b per pair (blocks measured side by side,
+ * so drift and load bursts cancel in the ratio), their median, and a bootstrap 95 % interval of that median.
+ */
+
+export interface RatioInterval {
+  readonly median: number;
+  /** The bootstrap 95 % interval of the median: its 2.5th and 97.5th percentiles over the resamples. */
+  readonly low: number;
+  readonly high: number;
+  readonly pairs: number;
+}
+
+function medianOf(sorted: readonly number[]): number {
+  const n = sorted.length;
+  return n % 2 === 1 ? sorted[n >> 1]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+}
+
+/** A small seeded generator (mulberry32): the same ratios give the same interval on every run. */
+function seededRandom(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The median of `ratios` and its bootstrap 95 % interval over `resamples` resamples of the pairs. */
+export function medianInterval(ratios: readonly number[], resamples = 4000): RatioInterval {
+  if (ratios.length < 2) throw new Error(`a ratio interval needs 2 pairs or more, got ${ratios.length}`);
+  const random = seededRandom(0x1b7);
+  const medians: number[] = [];
+  const sample = new Array<number>(ratios.length);
+  for (let r = 0; r < resamples; r++) {
+    for (let i = 0; i < ratios.length; i++) sample[i] = ratios[Math.floor(random() * ratios.length)]!;
+    sample.sort((a, b) => a - b);
+    medians.push(medianOf(sample));
+  }
+  medians.sort((a, b) => a - b);
+  return {
+    median: medianOf([...ratios].sort((a, b) => a - b)),
+    low: medians[Math.floor(0.025 * (resamples - 1))]!,
+    high: medians[Math.ceil(0.975 * (resamples - 1))]!,
+    pairs: ratios.length,
+  };
+}
+
+/**
+ * The verdict on a cost ratio (a / b, higher is worse, e.g. CPU per call) against a goal of at most 1 + goal:
+ * met when the whole interval is at or under it, missed when the whole interval is over it.
+ */
+export function costVerdict(r: RatioInterval, goal = 0.02): 'met' | 'missed' | 'not resolved' {
+  if (r.high <= 1 + goal) return 'met';
+  if (r.low > 1 + goal) return 'missed';
+  return 'not resolved';
+}
+
+/**
+ * The verdict on a rate ratio (a / b, lower is worse, e.g. calls per second) against a goal of at least
+ * 1 − goal: met when the whole interval is at or above it, missed when the whole interval is under it.
+ */
+export function rateVerdict(r: RatioInterval, goal = 0.02): 'met' | 'missed' | 'not resolved' {
+  if (r.low >= 1 - goal) return 'met';
+  if (r.high < 1 - goal) return 'missed';
+  return 'not resolved';
+}
+
+/** "1.004 (0.997–1.011)" */
+export function intervalText(r: RatioInterval): string {
+  return `${r.median.toFixed(3)} (${r.low.toFixed(3)}–${r.high.toFixed(3)})`;
+}
