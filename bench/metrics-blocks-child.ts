@@ -3,7 +3,8 @@
  * same ORCA-reporting loopback servers (BENCH_METRICS_TARGET, served by the parent, whose CPU is not counted
  * here), each lbtree_weighted_round_robin with its own subchannels. BENCH_METRICS_CHANNELS names them, comma
  * separated: `none` (no metrics options: no recorder), `off` (a MeterProvider, nothing enabled), `on` (every
- * lbtree instrument and optional label enabled, @opentelemetry/sdk-metrics with a reader); a `+spin` suffix
+ * lbtree instrument and optional label enabled, @opentelemetry/sdk-metrics with a reader), `on-but-a96` (the
+ * same without A96's four call retry metrics, the only ones that do work per call); a `+spin` suffix
  * adds a known cost to every call of that channel (a busy loop of BENCH_METRICS_SPIN_PERCENT, 3 %, of the first
  * channel's CPU per call, calibrated after the warm-up): the bench's self-test that the method can see 2 %.
  *
@@ -42,11 +43,23 @@ class PullReader extends MetricReader {
   }
 }
 
-export type BlockMode = 'none' | 'off' | 'on';
+export type BlockMode = 'none' | 'off' | 'on' | 'on-but-a96';
+
+/** A96's call retry metrics: the only lbtree metrics that do work per call (a tracer per call). */
+const A96_PREFIX = 'grpc.client.call.';
+
+function enabledMetrics(mode: BlockMode): string[] {
+  const all = registeredInstruments().map((i) => i.name);
+  if (mode === 'on') return all;
+  if (mode === 'on-but-a96') return all.filter((name) => !name.startsWith(A96_PREFIX));
+  return [];
+}
 
 /** One block of calls on one channel, as this process measured it. */
 export interface Block {
   readonly cycle: number;
+  /** The channels' generation: every channel is made anew at each (see the file's comment). */
+  readonly generation: number;
   /** Index into the run's channels. */
   readonly channel: number;
   readonly calls: number;
@@ -65,6 +78,7 @@ export interface BlocksResult {
   readonly blockCalls: number;
   readonly inFlight: number;
   readonly warmupCycles: number;
+  readonly generations: number;
   readonly blocks: readonly Block[];
   /** The first channel's median CPU µs per call over the last warm-up cycles; the spin is a share of it. */
   readonly baselineCpuUsPerCall: number;
@@ -78,6 +92,9 @@ const inFlight = Number(process.env.BENCH_METRICS_IN_FLIGHT) || 16;
 const blockCalls = Number(process.env.BENCH_METRICS_BLOCK_CALLS) || 200;
 const warmupCycles = Number(process.env.BENCH_METRICS_WARMUP_CYCLES ?? 50);
 const cycles = Number(process.env.BENCH_METRICS_CYCLES) || 400;
+const generations = Math.min(cycles, Number(process.env.BENCH_METRICS_GENERATIONS) || 8);
+/** Unmeasured cycles after a generation's channels are made: connections, WRR's first weights (1 s). */
+const SETTLE_CYCLES = 10;
 const spinPercent = Number(process.env.BENCH_METRICS_SPIN_PERCENT ?? 3);
 const gc = (globalThis as { gc?: (options?: { type: 'minor' | 'major' }) => void }).gc;
 if (gc === undefined) throw new Error('bench/metrics-blocks-child.ts needs node --expose-gc');
@@ -86,7 +103,7 @@ function metricsOptions(mode: BlockMode): MetricsOptions | undefined {
   if (mode === 'none') return undefined;
   return metricsChannelOption({
     meterProvider: new MeterProvider({ readers: [new PullReader()] }),
-    enableMetrics: mode === 'on' ? registeredInstruments().map((i) => i.name) : [],
+    enableMetrics: enabledMetrics(mode),
     optionalLabels: [
       'grpc.lb.locality',
       'grpc.lb.backend_service',
@@ -98,9 +115,12 @@ function metricsOptions(mode: BlockMode): MetricsOptions | undefined {
 
 function parseSpec(spec: string): { mode: BlockMode; spins: boolean } {
   const [mode, extra] = spec.split('+');
-  if ((mode !== 'none' && mode !== 'off' && mode !== 'on') || (extra !== undefined && extra !== 'spin'))
-    throw new Error(`BENCH_METRICS_CHANNELS: "${spec}" is none, off or on, with an optional +spin`);
-  return { mode, spins: extra === 'spin' };
+  const modes: readonly string[] = ['none', 'off', 'on', 'on-but-a96'];
+  if (mode === undefined || !modes.includes(mode) || (extra !== undefined && extra !== 'spin'))
+    throw new Error(
+      `BENCH_METRICS_CHANNELS: "${spec}" is none, off, on or on-but-a96, with an optional +spin`,
+    );
+  return { mode: mode as BlockMode, spins: extra === 'spin' };
 }
 
 function channel(mode: BlockMode): EchoClient {
@@ -183,7 +203,17 @@ function permutation(k: number, i: number): number[] {
 
 register();
 const parsed = specs.map(parseSpec);
-const clients = parsed.map((p) => channel(p.mode));
+/** The channels of the current generation, by index into `specs`. */
+let clients: EchoClient[] = [];
+/** New channels for every spec, made in an order rotated by `generation` (so none is always made first). */
+function newGeneration(generation: number): void {
+  for (const client of clients) client.close();
+  clients = new Array<EchoClient>(parsed.length);
+  for (let j = 0; j < parsed.length; j++) {
+    const index = (j + generation) % parsed.length;
+    clients[index] = channel(parsed[index]!.mode);
+  }
+}
 let spinSteps = 0;
 let spinCpuUsPerCall = 0;
 let baselineCpuUsPerCall = 0;
@@ -191,8 +221,8 @@ const blocks: Block[] = [];
 /** Calls windows, to find which collections fell inside a block's calls. */
 const callWindows: { block: number; start: number; end: number }[] = [];
 
-/** Runs one block; keeps it when `measured`. Returns its CPU µs per call. */
-async function runBlock(cycle: number, index: number, measured: boolean): Promise<number> {
+/** Runs one block; keeps it when `generation` is given (a measured cycle). Returns its CPU µs per call. */
+async function runBlock(cycle: number, index: number, generation: number | null): Promise<number> {
   const steps = parsed[index]!.spins ? spinSteps : 0;
   const wall = performance.now();
   const main = mainThreadCpuUs();
@@ -205,10 +235,11 @@ async function runBlock(cycle: number, index: number, measured: boolean): Promis
   const mainUs = hasSchedstat ? mainThreadCpuUs() - main : -1;
   const wallUs = (performance.now() - wall) * 1000;
   const cpuUs = used.user + used.system;
-  if (measured) {
+  if (generation !== null) {
     callWindows.push({ block: blocks.length, start: wall, end: callsEnd });
     blocks.push({
       cycle,
+      generation,
       channel: index,
       calls: blockCalls,
       wallUs,
@@ -221,43 +252,57 @@ async function runBlock(cycle: number, index: number, measured: boolean): Promis
   return cpuUs / blockCalls;
 }
 
-/** Steps of the spin timed between the warm-up's cycles, to size it. */
+/** Steps of the spin timed in the warm-up's first half, to size it. */
 const PROBE_STEPS = 1000;
 const spins = parsed.some((p) => p.spins);
-/** The first channel's CPU µs per call and a spin step's CPU µs, per warm-up cycle (with a spinning channel). */
+/** The first channel's CPU µs per call, and the spin's CPU µs per step, per warm-up cycle. */
 const warmupCallUs: number[] = [];
 const warmupStepUs: number[] = [];
-/** The spin's CPU µs per call, timed alone once a cycle between the blocks (so under the same load). */
+/** The spin's CPU µs per call, timed alone once a measured cycle between the blocks (so under the same load). */
 const spinTimings: number[] = [];
 
 /** One cycle: a block of each channel; with a spinning channel, the spin timed alone after them. */
-async function runCycle(cycle: number, measured: boolean): Promise<void> {
+async function runCycle(cycle: number, generation: number | null): Promise<void> {
   for (const index of permutation(clients.length, cycle)) {
-    const perCall = await runBlock(cycle, index, measured);
-    if (index === 0 && !measured) warmupCallUs.push(perCall);
+    const perCall = await runBlock(cycle, index, generation);
+    if (index === 0 && generation === null) warmupCallUs.push(perCall);
   }
   if (!spins) return;
-  const steps = measured ? spinSteps : PROBE_STEPS;
+  const steps = spinSteps || PROBE_STEPS;
   const cpu = process.cpuUsage();
   for (let i = 0; i < blockCalls; i++) spin(steps);
   const used = process.cpuUsage(cpu);
-  if (measured) spinTimings.push((used.user + used.system) / blockCalls);
+  if (generation !== null) spinTimings.push((used.user + used.system) / blockCalls);
   else warmupStepUs.push((used.user + used.system) / blockCalls / steps);
 }
 
 const middle = (xs: number[]): number => xs.sort((a, b) => a - b)[xs.length >> 1]!;
 
-for (let c = 0; c < warmupCycles; c++) await runCycle(c, false);
-if (spins) {
-  // Sized by the second half of the warm-up (compiled code by then), the call and the spin timed in turns.
-  const half = Math.floor(warmupCycles / 2);
-  baselineCpuUsPerCall = middle(warmupCallUs.slice(half));
-  spinSteps = Math.max(
-    1,
-    Math.round(((spinPercent / 100) * baselineCpuUsPerCall) / middle(warmupStepUs.slice(half))),
-  );
+/**
+ * The spin's steps for `spinPercent` of a call, by the recent warm-up cycles: the call and the spin timed in
+ * turns, the spin as it runs before the calls (its cost per step there was seen to differ from a first probe's).
+ */
+function sizeSpin(fromCycle: number): void {
+  baselineCpuUsPerCall = middle(warmupCallUs.slice(fromCycle));
+  const stepUs = middle(warmupStepUs.slice(fromCycle));
+  spinSteps = Math.max(1, Math.round(((spinPercent / 100) * baselineCpuUsPerCall) / stepUs));
 }
-for (let c = 0; c < cycles; c++) await runCycle(c, true);
+
+newGeneration(0);
+const half = Math.floor(warmupCycles / 2);
+for (let c = 0; c < warmupCycles; c++) {
+  await runCycle(c, null);
+  // Sized twice: by a probe in the first half, then by the spin itself running before the calls.
+  if (spins && (c === half - 1 || c === warmupCycles - 1)) sizeSpin(c === half - 1 ? 0 : half);
+}
+for (let c = 0; c < cycles; c++) {
+  const generation = Math.floor((c * generations) / cycles);
+  if (c > 0 && generation !== Math.floor(((c - 1) * generations) / cycles)) {
+    newGeneration(generation);
+    for (let s = 0; s < SETTLE_CYCLES; s++) await runCycle(c, null);
+  }
+  await runCycle(c, generation);
+}
 if (spins) spinCpuUsPerCall = middle(spinTimings);
 // Let the observer's last entries arrive, then count the collections inside each block's calls.
 await new Promise((resolve) => setTimeout(resolve, 50));
@@ -276,6 +321,7 @@ const result: BlocksResult = {
   blockCalls,
   inFlight,
   warmupCycles,
+  generations,
   blocks: counted,
   baselineCpuUsPerCall,
   spinCpuUsPerCall,

@@ -5,7 +5,7 @@
  * of the ratios and its bootstrap 95 % interval (bench/paired-ratio.ts). Two self-tests run the same way and
  * say whether the method can see 2 %: two identical channels (none vs none) must come out met around 1.000,
  * and a channel given a known extra cost (a busy loop of BENCH_METRICS_SPIN_PERCENT, 3 %, of a call's CPU)
- * must come out missed. BENCH_METRICS_SELF_TEST=0 leaves them out.
+ * must come out missed.
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -59,30 +59,31 @@ export async function runBlocks(target: string, channels: readonly string[]): Pr
 
 type Figure = 'calls per second' | 'CPU per call' | 'main thread CPU per call';
 
-/** Per cycle, channel a's figure over channel b's. */
-function pairedRatios(result: BlocksResult, a: number, b: number, figure: Figure): number[] {
+/** Per cycle, channel a's figure over channel b's, grouped by the channels' generation. */
+function pairedRatios(result: BlocksResult, a: number, b: number, figure: Figure): number[][] {
   const byCycle = new Map<number, Block[]>();
   for (const block of result.blocks) {
     const row = byCycle.get(block.cycle) ?? [];
     row[block.channel] = block;
     byCycle.set(block.cycle, row);
   }
-  const ratios: number[] = [];
+  const groups: number[][] = Array.from({ length: result.generations }, () => []);
   for (const row of byCycle.values()) {
     const x = row[a];
     const y = row[b];
     if (x === undefined || y === undefined) continue;
-    if (figure === 'calls per second') ratios.push(x.calls / x.wallUs / (y.calls / y.wallUs));
-    else if (figure === 'CPU per call') ratios.push(x.cpuUs / x.calls / (y.cpuUs / y.calls));
+    const group = groups[x.generation]!;
+    if (figure === 'calls per second') group.push(x.calls / x.wallUs / (y.calls / y.wallUs));
+    else if (figure === 'CPU per call') group.push(x.cpuUs / x.calls / (y.cpuUs / y.calls));
     else if (x.mainCpuUs >= 0 && y.mainCpuUs >= 0)
-      ratios.push(x.mainCpuUs / x.calls / (y.mainCpuUs / y.calls));
+      group.push(x.mainCpuUs / x.calls / (y.mainCpuUs / y.calls));
   }
-  return ratios;
+  return groups;
 }
 
 function judged(result: BlocksResult, a: number, b: number, figure: Figure): RatioInterval | null {
-  const ratios = pairedRatios(result, a, b, figure);
-  return ratios.length >= 2 ? medianInterval(ratios) : null;
+  const groups = pairedRatios(result, a, b, figure);
+  return groups.flat().length >= 2 ? medianInterval(groups) : null;
 }
 
 function cell(r: RatioInterval | null, verdict: (r: RatioInterval) => string): string {
@@ -120,25 +121,31 @@ function tableHeader(): void {
 
 function settings(result: BlocksResult): string {
   const cycles = new Set(result.blocks.map((b) => b.cycle)).size;
-  return `${cycles} cycles × a block of ${result.blockCalls} calls (${result.inFlight} in flight) per channel, after ${result.warmupCycles} warm-up cycles; node ${childFlags().join(' ')}`;
+  return `${cycles} cycles × a block of ${result.blockCalls} calls (${result.inFlight} in flight) per channel, after ${result.warmupCycles} warm-up cycles; the channels made anew ${result.generations} times; node ${childFlags().join(' ')}`;
 }
 
-export async function runBlocksVerdict(target: string): Promise<void> {
+/**
+ * The verdict run and the self-tests (BENCH_METRICS_SELF_TEST=0 leaves these out, =only runs them alone).
+ * Returns the verdict run's calls per second (the median block), for the callgrind children's timer scaling.
+ */
+export async function runBlocksVerdict(target: string): Promise<number | undefined> {
   const onlySelfTest = process.env.BENCH_METRICS_SELF_TEST === 'only';
-  const main = onlySelfTest ? null : await runBlocks(target, ['none', 'off', 'on']);
+  const main = onlySelfTest ? null : await runBlocks(target, ['none', 'off', 'on', 'on-but-a96']);
   if (main !== null) printVerdict(main);
-  if (process.env.BENCH_METRICS_SELF_TEST === '0') return;
-  await runSelfTest(target);
+  if (process.env.BENCH_METRICS_SELF_TEST !== '0') await runSelfTest(target);
+  return main === null ? undefined : median(main.blocks.map((b) => (b.calls / b.wallUs) * 1e6));
 }
 
 function printVerdict(main: BlocksResult): void {
   console.log(
-    `\n## metrics (A79): the verdict, one client process, three channels in interleaved blocks (WRR, 3 loopback servers with ORCA in the bench's process; ${settings(main)})\n`,
+    `\n## metrics (A79): the verdict, one client process, four channels in interleaved blocks (WRR, 3 loopback servers with ORCA in the bench's process; ${settings(main)})\n`,
   );
   tableHeader();
   console.log(comparisonRow(main, 'metrics on vs off', 2, 1));
   console.log(comparisonRow(main, 'metrics off vs no recorder (none)', 1, 0));
   console.log(comparisonRow(main, 'metrics on vs no recorder (none)', 2, 0));
+  console.log(comparisonRow(main, "metrics on but A96's retry metrics vs off", 3, 1));
+  console.log(comparisonRow(main, "metrics on vs on but A96's retry metrics", 2, 3));
   console.log(`\nPer channel: ${channelSummary(main)}.`);
 }
 

@@ -1,17 +1,15 @@
 /**
- * bench/metrics.ts's real-channel figures, one fresh process per count: a lbtree_weighted_round_robin grpc-js
- * channel over ORCA-reporting loopback servers (bench/metrics-channel-child.ts) with metrics on (every
- * instrument), off (a MeterProvider, nothing enabled) or none (no recorder). The servers run in the parent,
- * outside the count.
- * - natively: calls per second and CPU µs per call (all of the child's threads) over a window after a warm-up;
- * - under callgrind: instructions per RPC over the same window. The counters are zeroed after the warm-up and
- *   dumped after the window (callgrind_control) while the child's main thread waits in a blocking read, one file
- *   per thread (`--separate-threads=yes`), and the heap is collected before the window
- *   ({@link CALLGRIND_NODE_FLAGS}). The main thread's count and every thread's are both judged: V8's helper
- *   threads (its optimizing compiler and its collector's marking) do more than half of a window's instructions,
- *   at times of their own (see docs/performance.md).
- * Under valgrind the child scales the WRR weight_update_period (a wall-clock timer) to its own rate, so its
- * window sees about as many scheduler updates per call as a native one (see the child).
+ * bench/metrics.ts's instruction counts (BENCH_METRICS_CALLGRIND=1), one fresh process per count: a
+ * lbtree_weighted_round_robin grpc-js channel over ORCA-reporting loopback servers
+ * (bench/metrics-channel-child.ts) with metrics on (every instrument), off (a MeterProvider, nothing enabled) or
+ * none (no recorder), under callgrind: instructions per RPC over a window after a warm-up. The servers run in
+ * the parent, outside the count. The counters are zeroed after the warm-up and dumped after the window
+ * (callgrind_control) while the child's main thread waits in a blocking read, one file per thread
+ * (`--separate-threads=yes`), and the heap is collected before the window ({@link CALLGRIND_NODE_FLAGS}). The
+ * main thread's count and every thread's are both judged: V8's helper threads (its optimizing compiler and its
+ * collector's marking) do more than half of a window's instructions, at times of their own (see
+ * docs/performance.md). The child scales the WRR weight_update_period (a wall-clock timer) to its own rate
+ * under valgrind, so its window sees about as many scheduler updates per call as a native one (see the child).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -29,11 +27,8 @@ export type Mode = 'none' | 'off' | 'on';
  */
 export const CALLGRIND_NODE_FLAGS: readonly string[] = ['--expose-gc'];
 
-export interface WindowFigure {
+interface WindowFigure {
   readonly rpcs: number;
-  readonly seconds: number;
-  /** CPU µs per call of the child process (every thread). */
-  readonly cpuUsPerRpc: number;
   /** The weight_update_period the measured channel ran with, in seconds. */
   readonly periodS: number;
   /** Scheduler updates the SDK saw during the window (metrics on only; -1 otherwise). */
@@ -45,11 +40,6 @@ export interface CallgrindFigure extends WindowFigure {
   readonly mainIrPerRpc: number;
   /** Instructions of every thread per RPC. */
   readonly allIrPerRpc: number;
-}
-
-/** One native channel process: `rpcs` calls after its warm-up. */
-export function nativeWindow(mode: Mode, target: string, rpcs: number): Promise<WindowFigure> {
-  return runChild(mode, target, rpcs, null).then((r) => r.window);
 }
 
 /**
@@ -96,33 +86,27 @@ async function runChild(
   mode: Mode,
   target: string,
   rpcs: number,
-  callgrind: { dir: string; nativeQps: number } | null,
+  callgrind: { dir: string; nativeQps: number },
 ): Promise<{ window: WindowFigure; pid: string }> {
   // BENCH_METRICS_CALLGRIND_NODE_FLAGS (space-separated) replaces the counted children's flags, to compare.
   const given = process.env.BENCH_METRICS_CALLGRIND_NODE_FLAGS;
-  const flags =
-    callgrind === null
-      ? []
-      : given !== undefined
-        ? given.split(' ').filter((f) => f !== '')
-        : CALLGRIND_NODE_FLAGS;
-  const node = [process.execPath, ...flags, '--import', 'tsx', 'bench/metrics-channel-child.ts'];
-  const [command, ...args] =
-    callgrind === null
-      ? node
-      : [
-          'valgrind',
-          '--tool=callgrind',
-          '--separate-threads=yes',
-          `--callgrind-out-file=${join(callgrind.dir, 'run.%p.out')}`,
-          ...node,
-        ];
-  const child = spawn(command!, args, {
+  const flags = given !== undefined ? given.split(' ').filter((f) => f !== '') : CALLGRIND_NODE_FLAGS;
+  const args = [
+    '--tool=callgrind',
+    '--separate-threads=yes',
+    `--callgrind-out-file=${join(callgrind.dir, 'run.%p.out')}`,
+    process.execPath,
+    ...flags,
+    '--import',
+    'tsx',
+    'bench/metrics-channel-child.ts',
+  ];
+  const child = spawn('valgrind', args, {
     env: {
       ...process.env,
       BENCH_METRICS_MODE: mode,
       BENCH_METRICS_TARGET: target,
-      ...(callgrind && { BENCH_METRICS_NATIVE_QPS: String(callgrind.nativeQps) }),
+      BENCH_METRICS_NATIVE_QPS: String(callgrind.nativeQps),
     },
     stdio: ['pipe', 'pipe', 'ignore'],
   });
@@ -138,10 +122,10 @@ async function runChild(
     const [pid, period] = await next('ready');
     // callgrind_control without a pid would command every callgrind process on the machine.
     if (!/^\d+$/.test(pid ?? '')) throw new Error(`the ${mode} channel process gave no pid: "${pid}"`);
-    if (callgrind !== null) execFileSync('callgrind_control', ['-z', pid!], { stdio: 'ignore' });
+    execFileSync('callgrind_control', ['-z', pid!], { stdio: 'ignore' });
     child.stdin.write(`go ${rpcs}\n`);
-    const [seconds, cpuUs] = await next('done');
-    if (callgrind !== null) execFileSync('callgrind_control', ['-d', 'window', pid!], { stdio: 'ignore' });
+    await next('done');
+    execFileSync('callgrind_control', ['-d', 'window', pid!], { stdio: 'ignore' });
     child.stdin.write('updates\n');
     const [updates] = await next('updates');
     child.stdin.write('exit\n');
@@ -150,8 +134,6 @@ async function runChild(
       pid: pid!,
       window: {
         rpcs,
-        seconds: Number(seconds),
-        cpuUsPerRpc: Number(cpuUs),
         periodS: Number(period),
         updates: Number(updates),
       },

@@ -1,5 +1,5 @@
 /**
- * One grpc-js channel for bench/metrics.ts's real-channel figures, alone in its process: lbtree_weighted_round_robin
+ * One grpc-js channel for bench/metrics.ts's callgrind counts (bench/metrics-callgrind.ts), alone in its process: lbtree_weighted_round_robin
  * over the parent's ORCA-reporting loopback servers (BENCH_METRICS_TARGET), with metrics `on` (every lbtree
  * instrument and optional label, @opentelemetry/sdk-metrics with a reader), `off` (that MeterProvider, nothing
  * enabled) or `none` (no metrics options: no recorder). Protocol, a line each way: it prints

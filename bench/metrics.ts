@@ -1,5 +1,5 @@
 /**
- * A79 metrics: what recording costs a channel. Three configurations, measured interleaved in the same run:
+ * A79 metrics: what recording costs a channel. Three configurations:
  * - none: no recorder (no MeterProvider anywhere; `helper.metricsRecorder` is undefined, the policies' record
  *   calls are skipped at `?.`);
  * - off: a MeterProvider given but no metric enabled (every lbtree metric is experimental, off by default);
@@ -10,18 +10,16 @@
  *   counters) every 10,000 picks, fired by hand; CPU time per pick, per scheduler update, and per weight
  *   recorded beside the SDK's own `Histogram.record()`. A worst case, not the issue's calls per second and CPU
  *   per call: a pick is some thousand times cheaper than an RPC, so the SDK's records of the weights weigh
- *   that much more (printed so).
- * - real channel: lbtree_weighted_round_robin on a grpc-js channel to three loopback servers that send ORCA
- *   trailers (A58's default weight_update_period, 1 s), alone in a fresh process per count
- *   (bench/metrics-callgrind.ts): natively, BENCH_METRICS_CHANNEL_ROUNDS (5) rounds alternating the modes, BENCH_METRICS_CALLS (20,000) calls
- *   each: calls per second and CPU per call; with BENCH_METRICS_CALLGRIND=1 also instructions per RPC under
- *   callgrind, BENCH_METRICS_CALLGRIND_ROUNDS (3) processes per mode of BENCH_METRICS_CALLGRIND_RPCS (3,000)
- *   calls, BENCH_METRICS_CALLGRIND_JOBS (3) at once, the main thread counted apart.
- * Every real-channel figure is printed as median (min–max, spread), and judged against the 2 % goal on every
- * count, not only the medians: met, missed, or not resolved when the counts' own spread straddles the line.
- * Ratios only: the machine may be loaded; rounds alternate the configurations so drift hits each alike.
- * BENCH_METRICS_ONLY_CHANNEL=1 / BENCH_METRICS_ONLY_IN_PROCESS=1 run one workload; BENCH_METRICS_WARMUP (2,000)
- * is the calls a channel process makes before its count.
+ *   that much more (printed so). BENCH_METRICS_ROUNDS (7) interleaved rounds.
+ * - real channel: lbtree_weighted_round_robin on grpc-js channels to three loopback servers that send ORCA
+ *   trailers (A58's default weight_update_period, 1 s), the issue's goal judged on them: one client process,
+ *   the three modes in interleaved blocks, median paired ratio and its bootstrap 95 % interval, with self-tests
+ *   (bench/metrics-blocks.ts). With BENCH_METRICS_CALLGRIND=1 also instructions per RPC under callgrind, a fresh
+ *   process per count (bench/metrics-callgrind.ts): BENCH_METRICS_CALLGRIND_ROUNDS (3) processes per mode of
+ *   BENCH_METRICS_CALLGRIND_RPCS (3,000) calls, BENCH_METRICS_CALLGRIND_JOBS (3) at once, the main thread counted
+ *   apart, judged on every count: met, missed, or not resolved when the counts' own spread straddles the line.
+ * Ratios only: the machine may be loaded. BENCH_METRICS_ONLY_CHANNEL=1 / BENCH_METRICS_ONLY_IN_PROCESS=1 run
+ * one workload; BENCH_METRICS_WARMUP (2,000) is the calls a callgrind child makes before its count.
  */
 import * as grpc from '@grpc/grpc-js';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
@@ -47,7 +45,7 @@ import { backendMetricsTrailer } from 'lbtree/grpc-js';
 import { BenchChannel } from './bench-channel.js';
 import { echo } from './echo-service.js';
 import { runBlocksVerdict } from './metrics-blocks.js';
-import { CALLGRIND_NODE_FLAGS, callgrindWindow, type Mode, nativeWindow } from './metrics-callgrind.js';
+import { CALLGRIND_NODE_FLAGS, callgrindWindow, type Mode } from './metrics-callgrind.js';
 import { median } from './report.js';
 
 class PullReader extends MetricReader {
@@ -309,57 +307,26 @@ function roundOrder(r: number): Mode[] {
 }
 
 /**
- * A real grpc-js channel, a fresh process per count (bench/metrics-callgrind.ts): native rounds alternating
- * the modes (calls per second, CPU per call); with BENCH_METRICS_CALLGRIND=1, instructions per RPC under
- * callgrind too, the scheduler period scaled to the native rate.
+ * A real grpc-js channel: the verdict from one client process running the modes in interleaved blocks
+ * (bench/metrics-blocks.ts); with BENCH_METRICS_CALLGRIND=1, instructions per RPC under callgrind too, a fresh
+ * process per count, the scheduler period scaled to the native rate (the verdict run's, or
+ * BENCH_METRICS_NATIVE_QPS).
  */
 async function runChannel(): Promise<void> {
   const servers = await Promise.all(UTILIZATION.map(startServer));
   const target = `endpoints:${servers.map((s) => s.address).join(';')}`;
   try {
-    await runBlocksVerdict(target);
-    const rounds = Number(process.env.BENCH_METRICS_CHANNEL_ROUNDS ?? 0);
-    const rpcs = Number(process.env.BENCH_METRICS_CALLS) || 20_000;
-    const qps: Record<Mode, number[]> = { none: [], off: [], on: [] };
-    const cpuUs: Record<Mode, number[]> = { none: [], off: [], on: [] };
-    const updatesPerKrpc: number[] = [];
-    for (let r = 0; r < rounds; r++) {
-      for (const mode of roundOrder(r)) {
-        const w = await nativeWindow(mode, target, rpcs);
-        qps[mode].push(rpcs / w.seconds);
-        cpuUs[mode].push(w.cpuUsPerRpc);
-        if (mode === 'on') updatesPerKrpc.push((1000 * w.updates) / rpcs);
-      }
-    }
-    if (rounds > 0) printNative(rounds, rpcs, qps, cpuUs, updatesPerKrpc);
+    const verdictQps = await runBlocksVerdict(target);
     if (process.env.BENCH_METRICS_CALLGRIND === '1') {
-      // The native rate the callgrind children scale their scheduler period to: measured above, or given.
-      const nativeQps =
-        Number(process.env.BENCH_METRICS_NATIVE_QPS) || median([...qps.none, ...qps.off, ...qps.on]);
-      await runCallgrind(target, nativeQps, rounds > 0 ? median(updatesPerKrpc) : 1000 / nativeQps);
+      const nativeQps = Number(process.env.BENCH_METRICS_NATIVE_QPS) || verdictQps;
+      if (nativeQps === undefined)
+        throw new Error('BENCH_METRICS_CALLGRIND=1 without a native rate: set BENCH_METRICS_NATIVE_QPS');
+      // A58's default weight_update_period is 1 s: natively, one update per second of calls.
+      await runCallgrind(target, nativeQps, 1000 / nativeQps);
     }
   } finally {
     for (const s of servers) s.server.forceShutdown();
   }
-}
-
-function printNative(
-  rounds: number,
-  rpcs: number,
-  qps: Record<Mode, number[]>,
-  cpuUs: Record<Mode, number[]>,
-  updatesPerKrpc: number[],
-): void {
-  console.log(
-    `\n## metrics (A79): a grpc-js channel, native (WRR, 3 loopback servers with ORCA; ${rounds} rounds of fresh processes alternating the modes, ${rpcs} calls each; median (min–max, spread))\n`,
-  );
-  console.log('| metric | a | b | ratio of medians | goal within 2 % |');
-  console.log('|---|---|---|---|---|');
-  comparisonRows('calls per second', 'calls/s', 0, qps);
-  comparisonRows('CPU per call (the channel process)', 'µs', 2, cpuUs);
-  console.log(
-    `\nScheduler updates (weight_update_period 1 s) per 1,000 calls, metrics on: ${updatesPerKrpc.map((x) => x.toFixed(3)).join(', ')}.`,
-  );
 }
 
 /**
@@ -405,6 +372,6 @@ async function runCallgrind(target: string, nativeQps: number, nativeUpdatesPerK
     `\nUnder valgrind the weight_update_period was scaled from 1 s to the native rate (${nativeQps.toFixed(0)} calls/s): ` +
       `${MODES.map((mode) => `${mode} ${periods[mode].map((p) => `${p.toFixed(1)} s`).join(' / ')}`).join('; ')}. ` +
       `Scheduler updates per 1,000 calls with metrics on: ${updatesPerKrpc.map((x) => x.toFixed(3)).join(', ')} under valgrind, ` +
-      `${nativeUpdatesPerKrpc.toFixed(3)} natively.`,
+      `${nativeUpdatesPerKrpc.toFixed(3)} natively (one a second).`,
   );
 }

@@ -1,6 +1,6 @@
 /**
  * Judging "a within 2 % of b" from paired measurements: one ratio a / b per pair (blocks measured side by side,
- * so drift and load bursts cancel in the ratio), their median, and a bootstrap 95 % interval of that median.
+ * so drift and load bursts fall on both), their median, and a bootstrap 95 % interval of that median.
  */
 
 export interface RatioInterval {
@@ -28,23 +28,33 @@ function seededRandom(seed: number): () => number {
   };
 }
 
-/** The median of `ratios` and its bootstrap 95 % interval over `resamples` resamples of the pairs. */
-export function medianInterval(ratios: readonly number[], resamples = 4000): RatioInterval {
-  if (ratios.length < 2) throw new Error(`a ratio interval needs 2 pairs or more, got ${ratios.length}`);
+/**
+ * The median of the ratios and its bootstrap 95 % interval, the ratios given in groups (the pairs of one
+ * generation of channels, which share whatever sets those channels apart): each resample draws groups with
+ * replacement and then pairs within each drawn group, so the interval holds the groups' differences too.
+ */
+export function medianInterval(groups: readonly (readonly number[])[], resamples = 4000): RatioInterval {
+  const kept = groups.filter((g) => g.length > 0);
+  const all = kept.flat();
+  if (all.length < 2) throw new Error(`a ratio interval needs 2 pairs or more, got ${all.length}`);
   const random = seededRandom(0x1b7);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const medians: number[] = [];
-  const sample = new Array<number>(ratios.length);
   for (let r = 0; r < resamples; r++) {
-    for (let i = 0; i < ratios.length; i++) sample[i] = ratios[Math.floor(random() * ratios.length)]!;
+    const sample: number[] = [];
+    for (let g = 0; g < kept.length; g++) {
+      const group = pick(kept);
+      for (let i = 0; i < group.length; i++) sample.push(pick(group));
+    }
     sample.sort((a, b) => a - b);
     medians.push(medianOf(sample));
   }
   medians.sort((a, b) => a - b);
   return {
-    median: medianOf([...ratios].sort((a, b) => a - b)),
+    median: medianOf([...all].sort((a, b) => a - b)),
     low: medians[Math.floor(0.025 * (resamples - 1))]!,
     high: medians[Math.ceil(0.975 * (resamples - 1))]!,
-    pairs: ratios.length,
+    pairs: all.length,
   };
 }
 
