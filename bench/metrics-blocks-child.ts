@@ -80,10 +80,10 @@ export interface BlocksResult {
   readonly warmupCycles: number;
   readonly generations: number;
   readonly blocks: readonly Block[];
-  /** The first channel's median CPU µs per call over the last warm-up cycles; the spin is a share of it. */
-  readonly baselineCpuUsPerCall: number;
   /** What the spin of a `+spin` channel costs per call, CPU µs, timed alone between the cycles (0: no spin). */
   readonly spinCpuUsPerCall: number;
+  /** The median over the cycles of the spin's CPU over the first channel's CPU per call in the same cycle. */
+  readonly spinShareOfCall: number;
 }
 
 const specs = (process.env.BENCH_METRICS_CHANNELS ?? 'none,off,on').split(',');
@@ -216,7 +216,6 @@ function newGeneration(generation: number): void {
 }
 let spinSteps = 0;
 let spinCpuUsPerCall = 0;
-let baselineCpuUsPerCall = 0;
 const blocks: Block[] = [];
 /** Calls windows, to find which collections fell inside a block's calls. */
 const callWindows: { block: number; start: number; end: number }[] = [];
@@ -260,11 +259,15 @@ const warmupCallUs: number[] = [];
 const warmupStepUs: number[] = [];
 /** The spin's CPU µs per call, timed alone once a measured cycle between the blocks (so under the same load). */
 const spinTimings: number[] = [];
+/** Per measured cycle, the spin timed alone over the first channel's CPU per call in that cycle. */
+const spinShares: number[] = [];
 
 /** One cycle: a block of each channel; with a spinning channel, the spin timed alone after them. */
 async function runCycle(cycle: number, generation: number | null): Promise<void> {
+  let cycleCallUs = 0;
   for (const index of permutation(clients.length, cycle)) {
     const perCall = await runBlock(cycle, index, generation);
+    if (index === 0) cycleCallUs = perCall;
     if (index === 0 && generation === null) warmupCallUs.push(perCall);
   }
   if (!spins) return;
@@ -272,8 +275,11 @@ async function runCycle(cycle: number, generation: number | null): Promise<void>
   const cpu = process.cpuUsage();
   for (let i = 0; i < blockCalls; i++) spin(steps);
   const used = process.cpuUsage(cpu);
-  if (generation !== null) spinTimings.push((used.user + used.system) / blockCalls);
-  else warmupStepUs.push((used.user + used.system) / blockCalls / steps);
+  if (generation !== null) {
+    const alone = (used.user + used.system) / blockCalls;
+    spinTimings.push(alone);
+    spinShares.push(alone / cycleCallUs);
+  } else warmupStepUs.push((used.user + used.system) / blockCalls / steps);
 }
 
 const middle = (xs: number[]): number => xs.sort((a, b) => a - b)[xs.length >> 1]!;
@@ -283,9 +289,18 @@ const middle = (xs: number[]): number => xs.sort((a, b) => a - b)[xs.length >> 1
  * turns, the spin as it runs before the calls (its cost per step there was seen to differ from a first probe's).
  */
 function sizeSpin(fromCycle: number): void {
-  baselineCpuUsPerCall = middle(warmupCallUs.slice(fromCycle));
+  const callUs = middle(warmupCallUs.slice(fromCycle));
   const stepUs = middle(warmupStepUs.slice(fromCycle));
-  spinSteps = Math.max(1, Math.round(((spinPercent / 100) * baselineCpuUsPerCall) / stepUs));
+  spinSteps = Math.max(1, Math.round(((spinPercent / 100) * callUs) / stepUs));
+}
+
+/** Sizes the spin again by generation `g`'s blocks of the first channel and its spin timed alone. */
+function resizeSpin(g: number): void {
+  const callUs = middle(
+    blocks.filter((b) => b.generation === g && b.channel === 0).map((b) => b.cpuUs / b.calls),
+  );
+  const stepUs = middle(spinTimings.slice(-Math.max(1, Math.floor(cycles / generations)))) / spinSteps;
+  spinSteps = Math.max(1, Math.round(((spinPercent / 100) * callUs) / stepUs));
 }
 
 newGeneration(0);
@@ -298,12 +313,16 @@ for (let c = 0; c < warmupCycles; c++) {
 for (let c = 0; c < cycles; c++) {
   const generation = Math.floor((c * generations) / cycles);
   if (c > 0 && generation !== Math.floor(((c - 1) * generations) / cycles)) {
+    // The spin's cost per step was seen to drift several-fold over a run (a busy loop and a call do not slow
+    // alike under load): sized again by the last generation's figures.
+    if (spins) resizeSpin(generation - 1);
     newGeneration(generation);
     for (let s = 0; s < SETTLE_CYCLES; s++) await runCycle(c, null);
   }
   await runCycle(c, generation);
 }
 if (spins) spinCpuUsPerCall = middle(spinTimings);
+const spinShareOfCall = spins ? middle(spinShares) : 0;
 // Let the observer's last entries arrive, then count the collections inside each block's calls.
 await new Promise((resolve) => setTimeout(resolve, 50));
 const counted = blocks.map((b, i) => {
@@ -323,8 +342,8 @@ const result: BlocksResult = {
   warmupCycles,
   generations,
   blocks: counted,
-  baselineCpuUsPerCall,
   spinCpuUsPerCall,
+  spinShareOfCall,
 };
 console.log(JSON.stringify(result));
 process.exit(0);
