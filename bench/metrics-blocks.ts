@@ -1,11 +1,13 @@
 /**
  * The metrics cost verdict on a real channel (issue 24 §1: calls per second and CPU per call, on vs off and off
- * vs none, within 2 %): one client process holds a channel of each mode and runs them in interleaved blocks
- * (bench/metrics-blocks-child.ts); each cycle's blocks give one ratio per pair of modes, judged by the median
- * of the ratios and its bootstrap 95 % interval (bench/paired-ratio.ts). Two self-tests run the same way and
+ * vs none, within 2 %): one client process holds a channel of each mode, and one with every metric but A96's
+ * per-call retry metrics, and runs them in interleaved blocks (bench/metrics-blocks-child.ts); each cycle's
+ * blocks give one ratio per pair of channels, judged by the median of the ratios and its bootstrap 95 %
+ * interval over the channels' generations and cycles (bench/paired-ratio.ts). Two self-tests run the same way and
  * say whether the method can see 2 %: two identical channels (none vs none) must come out met around 1.000,
  * and a channel given a known extra cost (a busy loop of BENCH_METRICS_SPIN_PERCENT, 3 %, of a call's CPU)
- * must come out missed.
+ * must come out missed. BENCH_METRICS_SELF_TEST=0 leaves them out, =only runs them alone; the child's knobs
+ * (BENCH_METRICS_CYCLES, …) are listed in its comment.
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';

@@ -13,8 +13,8 @@
  *   that much more (printed so). BENCH_METRICS_ROUNDS (7) interleaved rounds.
  * - real channel: lbtree_weighted_round_robin on grpc-js channels to three loopback servers that send ORCA
  *   trailers (A58's default weight_update_period, 1 s), the issue's goal judged on them: one client process,
- *   the three modes in interleaved blocks, median paired ratio and its bootstrap 95 % interval, with self-tests
- *   (bench/metrics-blocks.ts). With BENCH_METRICS_CALLGRIND=1 also instructions per RPC under callgrind, a fresh
+ *   the three modes and a fourth channel (on but A96's per-call retry metrics) in interleaved blocks, median
+ *   paired ratio and its bootstrap 95 % interval, with self-tests (bench/metrics-blocks.ts). With BENCH_METRICS_CALLGRIND=1 also instructions per RPC under callgrind, a fresh
  *   process per count (bench/metrics-callgrind.ts): BENCH_METRICS_CALLGRIND_ROUNDS (3) processes per mode of
  *   BENCH_METRICS_CALLGRIND_RPCS (3,000) calls, BENCH_METRICS_CALLGRIND_JOBS (3) at once, the main thread counted
  *   apart, judged on every count: met, missed, or not resolved when the counts' own spread straddles the line.
