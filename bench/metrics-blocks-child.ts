@@ -345,5 +345,5 @@ const result: BlocksResult = {
   spinCpuUsPerCall,
   spinShareOfCall,
 };
-console.log(JSON.stringify(result));
-process.exit(0);
+// Exit only once the line is written: stdout to a pipe is asynchronous, and a long run's line is megabytes.
+process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));
