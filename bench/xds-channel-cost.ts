@@ -20,6 +20,10 @@
  * not move. It is given for the whole process and for its main thread alone: V8's optimizing compiler still
  * runs on background threads after the warm-up (about half of the process's instructions in those 1,000
  * calls), which moves the whole-process figure by a few per cent between runs. BENCH_COST_ROUNDS=0 with it prints only those figures; BENCH_COST_CALLGRIND_KEEP=<dir> keeps the dumps.
+ * BENCH_COST_CALLGRIND_CACHE=1 adds callgrind's cache simulation (about twice as slow; the last level set to
+ * 1 MiB, 16-way, the size of a core's L2, since valgrind reads this machine's as 256 MB direct-mapped): the main
+ * thread's first-level and last-level cache misses per call, what instruction counts leave out (more heap and
+ * more code touch more memory per call).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -41,11 +45,14 @@ const CALLGRIND = process.env.BENCH_COST_CALLGRIND === '1';
 const CALLGRIND_CALLS = Number(process.env.BENCH_COST_CALLGRIND_CALLS ?? 1_000);
 /** BENCH_COST_CALLGRIND_KEEP=<dir>: keep each side's dump there (callgrind_annotate it), not in a removed temp dir. */
 const KEEP_DUMPS = process.env.BENCH_COST_CALLGRIND_KEEP;
+const CACHE_SIM = process.env.BENCH_COST_CALLGRIND_CACHE === '1';
 const CLIENT = fileURLToPath(new URL('./xds-channel-cost-client.mjs', import.meta.url));
 
 interface PerCall {
   readonly wallUs: number;
   readonly cpuUs: number;
+  /** The main thread's share of cpuUs (Linux only, in 10 ms ticks; null elsewhere). */
+  readonly mainCpuUs: number | null;
 }
 
 export interface CostFigures {
@@ -97,10 +104,39 @@ interface IrPerCall {
   readonly main: number;
   readonly startAll: number;
   readonly startMain: number;
+  /** With BENCH_COST_CALLGRIND_CACHE=1: the main thread's cache misses per call (instruction + data). */
+  readonly mainMisses?: CacheMisses;
 }
 
-/** The instruction totals of callgrind's dump part `part` in `dir`: every thread's, and the main thread's. */
-function dumpTotals(dir: string, part: number, side: Side): { all: number; main: number } {
+interface CacheMisses {
+  readonly firstLevel: number;
+  readonly lastLevel: number;
+}
+
+/** The first- and last-level cache misses in one thread's dump (callgrind's --cache-sim events). */
+function cacheMisses(dump: string): CacheMisses {
+  const events = /^events: (.*)$/m.exec(dump)?.[1]?.trim().split(/\s+/);
+  const totals = /^(?:summary|totals): (.*)$/m.exec(dump)?.[1]?.trim().split(/\s+/).map(Number);
+  if (events === undefined || totals === undefined)
+    throw new Error('xds-channel-cost: no cache events in a dump');
+  const sum = (names: readonly string[]) =>
+    names.reduce((total, name) => {
+      const i = events.indexOf(name);
+      if (i < 0) throw new Error(`xds-channel-cost: no ${name} in the dump's events (${events.join(' ')})`);
+      return total + (totals[i] ?? 0);
+    }, 0);
+  return { firstLevel: sum(['I1mr', 'D1mr', 'D1mw']), lastLevel: sum(['ILmr', 'DLmr', 'DLmw']) };
+}
+
+/**
+ * The instruction totals of callgrind's dump part `part` in `dir`: every thread's, and the main thread's (with
+ * its cache misses under the cache simulation).
+ */
+function dumpTotals(
+  dir: string,
+  part: number,
+  side: Side,
+): { all: number; main: number; mainMisses: CacheMisses | undefined } {
   // One file per thread: out.<pid>.<part>-01 is the main thread (the event loop, JavaScript); the others are
   // V8's background threads (optimizing compiler, concurrent marking) and libuv's pool.
   const dumps = readdirSync(dir).filter((f) => new RegExp(`\\.${part}-\\d+$`).test(f));
@@ -108,13 +144,17 @@ function dumpTotals(dir: string, part: number, side: Side): { all: number; main:
     throw new Error(`xds-channel-cost: no callgrind dump ${part} for ${side} in ${dir}`);
   let all = 0;
   let main = 0;
+  let mainMisses: CacheMisses | undefined;
   for (const dump of dumps) {
-    const summary = /^(?:summary|totals): (\d+)/m.exec(readFileSync(join(dir, dump), 'utf8'));
+    const text = readFileSync(join(dir, dump), 'utf8');
+    const summary = /^(?:summary|totals): (\d+)/m.exec(text);
     if (!summary) throw new Error(`xds-channel-cost: no instruction total in ${dump}`);
     all += Number(summary[1]);
-    if (dump.endsWith(`.${part}-01`)) main = Number(summary[1]);
+    if (!dump.endsWith(`.${part}-01`)) continue;
+    main = Number(summary[1]);
+    if (CACHE_SIM) mainMisses = cacheMisses(text);
   }
-  return { all, main };
+  return { all, main, mainMisses };
 }
 
 async function callgrindIrPerCall(
@@ -129,6 +169,7 @@ async function callgrindIrPerCall(
       [
         '--tool=callgrind',
         '--separate-threads=yes',
+        ...(CACHE_SIM ? ['--cache-sim=yes', '--LL=1048576,16,64'] : []),
         `--callgrind-out-file=${join(dir, 'out.%p')}`,
         `--log-file=${join(dir, 'valgrind.log')}`,
         process.execPath,
@@ -170,6 +211,14 @@ async function callgrindIrPerCall(
       main: calls.main / CALLGRIND_CALLS,
       startAll: start.all,
       startMain: start.main,
+      ...(calls.mainMisses
+        ? {
+            mainMisses: {
+              firstLevel: calls.mainMisses.firstLevel / CALLGRIND_CALLS,
+              lastLevel: calls.mainMisses.lastLevel / CALLGRIND_CALLS,
+            },
+          }
+        : {}),
     };
   } finally {
     if (KEEP_DUMPS === undefined) rmSync(dir, { recursive: true, force: true });
@@ -242,6 +291,12 @@ export async function runXdsChannelCostBench(): Promise<void> {
   row('channel modules loaded → first OK call', (x) => x.firstOkMs - x.loadedMs, 'ms', '');
   row('wall per call, sequential', (x) => x.sequential.wallUs, 'µs', '≤ 1.05 × plain');
   row('CPU per call, sequential', (x) => x.sequential.cpuUs, 'µs', '≤ 1.05 × plain');
+  // Where a difference is: the event loop's thread, or V8's helper threads (optimizing compiler, GC marking and
+  // parallel scavenges), which still work after the warm-up.
+  if (SIDES.every((side) => runs[side].every((x) => x.sequential.mainCpuUs !== null))) {
+    row('  of which the main thread', (x) => x.sequential.mainCpuUs!, 'µs', '');
+    row('  of which other threads', (x) => x.sequential.cpuUs - x.sequential.mainCpuUs!, 'µs', '');
+  }
   row('CPU per call, 50 in flight', (x) => x.concurrent.cpuUs, 'µs', '≤ 1.05 × plain');
   const rounds = (side: Side) =>
     runs[side].map((x) => `${x.firstOkMs.toFixed(0)} ms / ${x.sequential.wallUs.toFixed(0)} µs`).join(', ');
@@ -260,7 +315,12 @@ function printIrPerCall(ir: ReadonlyMap<Side, IrPerCall>): void {
   const perCall = (side: Side) => {
     const x = ir.get(side);
     if (x === undefined) return 'not counted';
-    return `${x.all.toFixed(0)} Ir${ratio(x.all, plain?.all, 'plain')}, main thread ${x.main.toFixed(0)} Ir${ratio(x.main, plain?.main, 'plain')}`;
+    const misses = x.mainMisses;
+    const cache =
+      misses === undefined
+        ? ''
+        : `; main thread's cache misses ${misses.firstLevel.toFixed(0)} first-level${ratio(misses.firstLevel, plain?.mainMisses?.firstLevel, 'plain')}, ${misses.lastLevel.toFixed(0)} last-level${ratio(misses.lastLevel, plain?.mainMisses?.lastLevel, 'plain')}`;
+    return `${x.all.toFixed(0)} Ir${ratio(x.all, plain?.all, 'plain')}, main thread ${x.main.toFixed(0)} Ir${ratio(x.main, plain?.main, 'plain')}${cache}`;
   };
   const start = (side: Side) => {
     const x = ir.get(side);
