@@ -11,6 +11,7 @@ import {
   type Status,
 } from '../core/index.js';
 import { CallRequestHash } from '../hash/index.js';
+import { XDS_CLUSTER_CALL_ATTRIBUTE, XDS_OVERRIDE_HOST_CALL_ATTRIBUTE } from '../xds/call-attributes.js';
 import { TrailerCallEndDetails } from './backend-metrics.js';
 import { CALL_RETRY_TRACER, type TrackedPickInfo, trackAttempt } from './call-retry-tracking.js';
 import type { ChannelRecording } from './channel-recording.js';
@@ -41,14 +42,28 @@ class AdaptedPickArgs implements PickArgs {
    * The config selector's pick information (the xDS cluster, A31; the A55 session object), read without copying
    * and untyped: grpc-js declares string values, but the xds resolver's session state is an object.
    */
-  readonly callAttributes: CallAttributes = {
-    get: (key: unknown) => (typeof key === 'string' ? this.extraPickInfo[key] : undefined),
-  };
+  readonly callAttributes: CallAttributes = new PickInfoAttributes(this);
   get hash(): bigint | undefined {
     const hash: unknown = this.extraPickInfo[HASH_PICK_INFO_KEY];
     if (hash === undefined) return undefined;
     if (typeof hash === 'string') return parseHash(hash);
     return hash instanceof CallRequestHash ? hash.value : undefined;
+  }
+}
+
+/**
+ * The pick information as call attributes. The two keys an xDS tree reads on every pick (xds_cluster_manager's
+ * cluster, xds_override_host's session) are read each at a site of its own, so neither read looks up a property
+ * by a name that changes from call to call; any other key is read as it comes.
+ */
+class PickInfoAttributes implements CallAttributes {
+  constructor(private readonly args: AdaptedPickArgs) {}
+
+  get(key: unknown): unknown {
+    const info: Readonly<Record<string, unknown>> = this.args.extraPickInfo;
+    if (key === XDS_CLUSTER_CALL_ATTRIBUTE) return info[XDS_CLUSTER_CALL_ATTRIBUTE];
+    if (key === XDS_OVERRIDE_HOST_CALL_ATTRIBUTE) return info[XDS_OVERRIDE_HOST_CALL_ATTRIBUTE];
+    return typeof key === 'string' ? info[key] : undefined;
   }
 }
 

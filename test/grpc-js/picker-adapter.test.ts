@@ -4,6 +4,14 @@ import { experimental, Metadata } from '@grpc/grpc-js';
 import { FailPicker, type PickArgs, QUEUE, unavailable } from '../../src/core/index.js';
 import { GrpcPickerAdapter } from '../../src/grpc-js/picker-adapter.js';
 import { RequestHasher } from '../../src/hash/index.js';
+import {
+  type OverrideHostCallState,
+  overrideHostState,
+  selectedCluster,
+  XDS_CLUSTER_CALL_ATTRIBUTE,
+  XDS_OVERRIDE_HOST_CALL_ATTRIBUTE,
+  XDS_ROUTE_CALL_ATTRIBUTE,
+} from '../../src/xds/call-attributes.js';
 
 test('the request hash comes from extraPickInfo.hash, a decimal string from a config selector (A42)', () => {
   const seen: (bigint | undefined)[] = [];
@@ -42,6 +50,37 @@ test("lbtree's xds resolver hands the request hash as a CallRequestHash: drawn w
   reading.pick({ metadata, extraPickInfo });
   assert.equal(draws, 2);
   assert.deepEqual(seen, [0x4000000040000000n, 0x4000000040000000n]);
+});
+
+test("the config selector's pick information reaches pickers as call attributes: the cluster (A31), the session object (A55), any other key, each call's own", () => {
+  const session: OverrideHostCallState = { cookieAddresses: ['10.0.0.1:80'], setActualAddressList() {} };
+  const seen: unknown[][] = [];
+  const adapter = new GrpcPickerAdapter({
+    pick(args: PickArgs) {
+      seen.push([
+        selectedCluster(args),
+        overrideHostState(args),
+        args.callAttributes?.get(XDS_ROUTE_CALL_ATTRIBUTE),
+        args.callAttributes?.get(Symbol('not a pick information key')),
+      ]);
+      return QUEUE;
+    },
+  });
+  const metadata = new Metadata();
+  const routed = {
+    [XDS_CLUSTER_CALL_ATTRIBUTE]: 'cluster:a',
+    [XDS_ROUTE_CALL_ATTRIBUTE]: '0',
+    [XDS_OVERRIDE_HOST_CALL_ATTRIBUTE]: session,
+  } as unknown as Record<string, string>;
+  adapter.pick({ metadata, extraPickInfo: routed });
+  adapter.pick({ metadata, extraPickInfo: { [XDS_CLUSTER_CALL_ATTRIBUTE]: 'cluster:b' } });
+  adapter.pick({ metadata, extraPickInfo: {} });
+  assert.deepEqual(seen, [
+    ['cluster:a', session, '0', undefined],
+    ['cluster:b', undefined, undefined, undefined],
+    [undefined, undefined, undefined, undefined],
+  ]);
+  assert.equal(seen[0]![1], session, 'the session is the object the config selector made, not a copy');
 });
 
 test('fail results become TRANSIENT_FAILURE picks carrying the status; queue stays queue', () => {

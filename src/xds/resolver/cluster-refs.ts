@@ -2,23 +2,27 @@
 // route to it — the current config selector, or a call that an older selector routed and that has not finished
 // its picks. The resolver removes a cluster only when its count falls to zero.
 
+/** A cluster's count, changed in place: a call's ref and unref then cost one Map lookup each, no Map write. */
+interface RefCount {
+  count: number;
+}
+
 export class ClusterRefs {
-  private readonly counts = new Map<string, number>();
+  private readonly counts = new Map<string, RefCount>();
 
   /** `onUnused(name)` runs when a cluster's last reference is released. */
   constructor(private readonly onUnused: (cluster: string) => void) {}
 
   ref(cluster: string): void {
-    this.counts.set(cluster, (this.counts.get(cluster) ?? 0) + 1);
+    const refs = this.counts.get(cluster);
+    if (refs === undefined) this.counts.set(cluster, { count: 1 });
+    else refs.count++;
   }
 
   unref(cluster: string): void {
-    const count = this.counts.get(cluster);
-    if (count === undefined) throw new Error(`cluster ${cluster} released more often than referenced`);
-    if (count > 1) {
-      this.counts.set(cluster, count - 1);
-      return;
-    }
+    const refs = this.counts.get(cluster);
+    if (refs === undefined) throw new Error(`cluster ${cluster} released more often than referenced`);
+    if (--refs.count > 0) return;
     this.counts.delete(cluster);
     this.onUnused(cluster);
   }
