@@ -36,22 +36,8 @@ export function trackAttempt(
 ): experimental.PickResult {
   const attempt = tracer.attemptFor(previousAttempts(metadata));
   switch (result.pickResultType) {
-    case experimental.PickResultType.COMPLETE: {
-      const { onCallStarted, onCallEnded } = result;
-      return {
-        pickResultType: experimental.PickResultType.COMPLETE,
-        subchannel: new AttemptSubchannel(result.subchannel!, attempt),
-        status: null,
-        onCallStarted: () => {
-          attempt.streamStarted();
-          onCallStarted?.();
-        },
-        onCallEnded: (code, details, trailers) => {
-          attempt.ended();
-          onCallEnded?.(code, details, trailers);
-        },
-      };
-    }
+    case experimental.PickResultType.COMPLETE:
+      return new TrackedPick(result, attempt);
     case experimental.PickResultType.TRANSIENT_FAILURE:
       // A wait-for-ready call waits for the next picker instead (the same attempt).
       if (!metadata.getOptions().waitForReady) attempt.ended();
@@ -64,67 +50,90 @@ export function trackAttempt(
   }
 }
 
+type SubchannelInterface = experimental.SubchannelInterface;
+
 /**
- * `subchannel` for one attempt: every method is the subchannel's own, and the attempt learns when its stream is
- * created. A class of its own rather than an object made per call with `subchannel` as its prototype: such
- * objects cost several times more to make, and their shapes differ per subchannel where grpc-js calls them.
+ * A complete pick of a tracked call: the pick result grpc-js gets and, as its `subchannel`, the attempt's view
+ * of the picked subchannel — one object per pick, as every call pays for it (grpc-js reads the subchannel only
+ * through the result). Every subchannel method is the picked subchannel's own, and the attempt learns when its
+ * stream is created. grpc-js calls `onCallStarted` on the result itself and `onCallEnded` on its own call
+ * object, so only the latter needs a closure.
  */
-class AttemptSubchannel implements experimental.SubchannelInterface {
+class TrackedPick implements experimental.PickResult, SubchannelInterface {
+  readonly pickResultType = experimental.PickResultType.COMPLETE;
+  readonly subchannel: SubchannelInterface = this;
+  readonly status = null;
+  readonly onCallEnded: experimental.PickResult['onCallEnded'];
+  private readonly picked: SubchannelInterface;
+
   constructor(
-    private readonly subchannel: experimental.SubchannelInterface,
+    private readonly result: experimental.PickResult,
     private readonly attempt: CallAttempt,
-  ) {}
-  getRealSubchannel(): ReturnType<experimental.SubchannelInterface['getRealSubchannel']> {
-    this.attempt.creatingStream();
-    return this.subchannel.getRealSubchannel();
+  ) {
+    this.picked = result.subchannel!;
+    const onCallEnded = result.onCallEnded;
+    this.onCallEnded = (code, details, trailers) => {
+      attempt.ended();
+      onCallEnded?.(code, details, trailers);
+    };
   }
-  getConnectivityState(): ReturnType<experimental.SubchannelInterface['getConnectivityState']> {
-    return this.subchannel.getConnectivityState();
+
+  onCallStarted(): void {
+    this.attempt.streamStarted();
+    this.result.onCallStarted?.();
+  }
+
+  getRealSubchannel(): ReturnType<SubchannelInterface['getRealSubchannel']> {
+    this.attempt.creatingStream();
+    return this.picked.getRealSubchannel();
+  }
+  getConnectivityState(): ReturnType<SubchannelInterface['getConnectivityState']> {
+    return this.picked.getConnectivityState();
   }
   addConnectivityStateListener(listener: experimental.ConnectivityStateListener): void {
-    this.subchannel.addConnectivityStateListener(listener);
+    this.picked.addConnectivityStateListener(listener);
   }
   removeConnectivityStateListener(listener: experimental.ConnectivityStateListener): void {
-    this.subchannel.removeConnectivityStateListener(listener);
+    this.picked.removeConnectivityStateListener(listener);
   }
   startConnecting(): void {
-    this.subchannel.startConnecting();
+    this.picked.startConnecting();
   }
   getAddress(): string {
-    return this.subchannel.getAddress();
+    return this.picked.getAddress();
   }
   throttleKeepalive(newKeepaliveTime: number): void {
-    this.subchannel.throttleKeepalive(newKeepaliveTime);
+    this.picked.throttleKeepalive(newKeepaliveTime);
   }
   ref(): void {
-    this.subchannel.ref();
+    this.picked.ref();
   }
   unref(): void {
-    this.subchannel.unref();
+    this.picked.unref();
   }
-  getChannelzRef(): ReturnType<experimental.SubchannelInterface['getChannelzRef']> {
-    return this.subchannel.getChannelzRef();
+  getChannelzRef(): ReturnType<SubchannelInterface['getChannelzRef']> {
+    return this.picked.getChannelzRef();
   }
   isHealthy(): boolean {
-    return this.subchannel.isHealthy();
+    return this.picked.isHealthy();
   }
   addHealthStateWatcher(listener: (healthy: boolean) => void): void {
-    this.subchannel.addHealthStateWatcher(listener);
+    this.picked.addHealthStateWatcher(listener);
   }
   removeHealthStateWatcher(listener: (healthy: boolean) => void): void {
-    this.subchannel.removeHealthStateWatcher(listener);
+    this.picked.removeHealthStateWatcher(listener);
   }
-  addDataWatcher(dataWatcher: Parameters<experimental.SubchannelInterface['addDataWatcher']>[0]): void {
-    this.subchannel.addDataWatcher(dataWatcher);
+  addDataWatcher(dataWatcher: Parameters<SubchannelInterface['addDataWatcher']>[0]): void {
+    this.picked.addDataWatcher(dataWatcher);
   }
-  realSubchannelEquals(other: experimental.SubchannelInterface): boolean {
-    return this.subchannel.realSubchannelEquals(other);
+  realSubchannelEquals(other: SubchannelInterface): boolean {
+    return this.picked.realSubchannelEquals(other);
   }
-  getCallCredentials(): ReturnType<experimental.SubchannelInterface['getCallCredentials']> {
-    return this.subchannel.getCallCredentials();
+  getCallCredentials(): ReturnType<SubchannelInterface['getCallCredentials']> {
+    return this.picked.getCallCredentials();
   }
-  getChannel(): ReturnType<experimental.SubchannelInterface['getChannel']> {
-    return this.subchannel.getChannel();
+  getChannel(): ReturnType<SubchannelInterface['getChannel']> {
+    return this.picked.getChannel();
   }
 }
 

@@ -134,7 +134,10 @@ const UNTRACKED = new CallAttempt(null, 0);
 export class CallRetryTracer {
   /** Whether the call's policy is a hedging policy (it raises attempts by hedging, not by retrying). */
   hedging = false;
-  private readonly attempts: CallAttempt[] = [];
+  /** How many attempts the call started; the first is `first`, the others are in `later` (most calls have none). */
+  private attemptCount = 0;
+  private first: CallAttempt | undefined;
+  private later: CallAttempt[] | undefined;
   private maxPrevious = 0;
   private retries = 0;
   private hedges = 0;
@@ -153,8 +156,7 @@ export class CallRetryTracer {
   /** The attempt a pick carrying `previousAttempts` belongs to (a new one when it starts one). */
   attemptFor(previousAttempts: number): CallAttempt {
     if (this.done) return UNTRACKED;
-    const attempts = this.attempts;
-    if (attempts.length === 0) {
+    if (this.attemptCount === 0) {
       this.maxPrevious = previousAttempts;
       return this.start(previousAttempts, 'first');
     }
@@ -165,8 +167,8 @@ export class CallRetryTracer {
     // A creating attempt at a pick failed to create its stream: grpc-js creates it synchronously.
     let creating: CallAttempt | undefined;
     let newest: CallAttempt | undefined;
-    for (let i = attempts.length - 1; i >= 0; i--) {
-      const attempt = attempts[i]!;
+    for (let i = this.attemptCount - 1; i >= 0; i--) {
+      const attempt = i === 0 ? this.first! : this.later![i - 1]!;
       if (attempt.state === CREATING) creating ??= attempt;
       if (newest === undefined && attempt.previousAttempts === previousAttempts) newest = attempt;
     }
@@ -184,10 +186,13 @@ export class CallRetryTracer {
     if (kind === 'retry') this.retries++;
     else if (kind === 'hedge') this.hedges++;
     else if (kind === 'transparent') this.transparentRetries++;
-    if (this.active === 0 && this.attempts.length > 0) this.delayMs += this.now() - this.lastEnd;
+    if (this.active === 0 && this.attemptCount > 0) this.delayMs += this.now() - this.lastEnd;
     this.active++;
     const attempt = new CallAttempt(this, previousAttempts);
-    this.attempts.push(attempt);
+    if (this.attemptCount === 0) this.first = attempt;
+    else if (this.later === undefined) this.later = [attempt];
+    else this.later.push(attempt);
+    this.attemptCount++;
     return attempt;
   }
 
@@ -207,7 +212,7 @@ export class CallRetryTracer {
     if (this.transparentRetries > 0) {
       recorder.recordHistogram(CALL_TRANSPARENT_RETRIES, this.transparentRetries, labels);
     }
-    if (this.attempts.length > 1) recorder.recordHistogram(CALL_RETRY_DELAY, this.delayMs / 1000, labels);
+    if (this.attemptCount > 1) recorder.recordHistogram(CALL_RETRY_DELAY, this.delayMs / 1000, labels);
   }
 }
 
