@@ -5,7 +5,7 @@
 // adapter feeds the tracer each pick and the attempt's stream hooks; a dynamic filter tells it the call ended.
 
 import { experimental, type Metadata, type StatusObject } from '@grpc/grpc-js';
-import type { CallAttempt, CallRetryTracer } from '../metrics/index.js';
+import { type CallAttempt, CallRetryTracer } from '../metrics/index.js';
 
 /** The pick information key of a call's tracer (a symbol: grpc-js never reads or copies it). */
 export const CALL_RETRY_TRACER: unique symbol = Symbol('lbtree.callRetryTracer');
@@ -137,20 +137,15 @@ class TrackedPick implements experimental.PickResult, SubchannelInterface {
   }
 }
 
-/**
- * The dynamic filter telling `tracer` that its call ended: grpc-js ends every call through its filters'
- * trailers. It is its own factory (grpc-js asks a call's factory for one filter), and it passes what it does not
- * look at through as it came: grpc-js's `BaseFilter` would wrap each metadata and message in a promise of its own.
- */
-export function callEndFilter(tracer: CallRetryTracer): experimental.FilterFactory<experimental.Filter> {
-  return new CallEndFilter(tracer);
-}
-
 type Filter = experimental.Filter;
 
-class CallEndFilter implements Filter, experimental.FilterFactory<Filter> {
-  constructor(private readonly tracer: CallRetryTracer) {}
-
+/**
+ * A call's tracer that is also the dynamic filter telling it the call ended (grpc-js ends every call through its
+ * filters' trailers), and that filter's factory (grpc-js asks a call's factory for one filter): one object per
+ * call. It passes what it does not look at through as it came: grpc-js's `BaseFilter` would wrap each metadata
+ * and message in a promise of its own.
+ */
+export class TrackedCall extends CallRetryTracer implements Filter, experimental.FilterFactory<Filter> {
   createFilter(): Filter {
     return this;
   }
@@ -168,7 +163,7 @@ class CallEndFilter implements Filter, experimental.FilterFactory<Filter> {
     return message;
   }
   receiveTrailers(status: StatusObject): StatusObject {
-    this.tracer.callEnded();
+    this.callEnded();
     return status;
   }
 }

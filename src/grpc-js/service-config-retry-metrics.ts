@@ -9,7 +9,7 @@
 import { createRequire } from 'node:module';
 import { type ChannelOptions, experimental, logVerbosity, type Metadata } from '@grpc/grpc-js';
 import { CallRetryTracers, recordsCallRetries } from '../metrics/index.js';
-import { CALL_RETRY_TRACER, callEndFilter } from './call-retry-tracking.js';
+import { CALL_RETRY_TRACER, TrackedCall } from './call-retry-tracking.js';
 import { canonicalTarget, channelMetricsRecorder } from './channel-metrics.js';
 import { CHANNEL_TARGET_OPTION } from './channel-registry.js';
 
@@ -53,17 +53,19 @@ function defaultConfigSelection(): DefaultConfigSelection | null {
 class RetryMetricsConfigSelector implements experimental.ConfigSelector {
   constructor(
     private readonly inner: experimental.ConfigSelector,
-    private readonly tracers: CallRetryTracers,
+    private readonly tracers: CallRetryTracers<TrackedCall>,
   ) {}
 
   invoke(methodName: string, metadata: Metadata, channelId: number): CallConfig {
     // grpc-js's default config selector makes a new config, pick information and filter list per call.
     const config = this.inner.invoke(methodName, metadata, channelId);
-    const tracer = this.tracers.forCall(methodName);
-    const { retryPolicy, hedgingPolicy } = config.methodConfig;
-    tracer.hedging = retryPolicy === undefined && hedgingPolicy !== undefined;
-    (config.pickInformation as Record<symbol, unknown>)[CALL_RETRY_TRACER] = tracer;
-    config.dynamicFilterFactories.push(callEndFilter(tracer));
+    const call = this.tracers.forCall(methodName);
+    const methodConfig = config.methodConfig;
+    call.hedging = methodConfig.retryPolicy === undefined && methodConfig.hedgingPolicy !== undefined;
+    (config.pickInformation as Record<symbol, unknown>)[CALL_RETRY_TRACER] = call;
+    // Its list is empty: a list of one rather than a push, which would allocate room for many.
+    const filters = config.dynamicFilterFactories;
+    config.dynamicFilterFactories = filters.length === 0 ? [call] : [...filters, call];
     return config;
   }
 
@@ -86,7 +88,7 @@ export function withRetryMetrics(
   if (!recordsCallRetries(recorder)) return listener;
   const grpcSelection = defaultConfigSelection();
   if (grpcSelection === null) return listener;
-  const tracers = new CallRetryTracers(recorder);
+  const tracers = new CallRetryTracers(recorder, undefined, TrackedCall);
   let channelDefault: GrpcServiceConfig | null | undefined;
   const defaultServiceConfig = (): GrpcServiceConfig | null => {
     if (channelDefault !== undefined) return channelDefault;

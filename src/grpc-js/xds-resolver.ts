@@ -33,7 +33,7 @@ import type { CallRouter, XdsResolutionResult } from '../xds/resolver/xds-resolu
 import type { XdsRetryPolicy } from '../xds/resources/types.js';
 import { XDS_TRANSPORT_SECURITY_REGISTRY_ARG } from '../xds/transport-security.js';
 import { XDS_CHANNEL_ID_ATTRIBUTE, XDS_CONFIG_ATTRIBUTE } from '../xds/xds-config.js';
-import { CALL_RETRY_TRACER, callEndFilter, type TrackedPickInfo } from './call-retry-tracking.js';
+import { CALL_RETRY_TRACER, TrackedCall, type TrackedPickInfo } from './call-retry-tracking.js';
 import {
   CHANNEL_METRICS_RECORDER_OPTION,
   canonicalTarget,
@@ -370,7 +370,7 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
     private readonly router: CallRouter,
     private readonly current: CurrentRouter,
     /** A96: set when the channel records retry metrics; each call then gets a tracer. */
-    private readonly tracers: CallRetryTracers | undefined,
+    private readonly tracers: CallRetryTracers<TrackedCall> | undefined,
   ) {}
 
   invoke(methodName: string, metadata: Metadata): CallConfig {
@@ -389,7 +389,7 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
       const tracer = this.tracers?.forCall(methodName);
       if (tracer !== undefined) {
         (config.pickInformation as Record<symbol, unknown>)[CALL_RETRY_TRACER] = tracer;
-        config.dynamicFilterFactories.push(callEndFilter(tracer));
+        config.dynamicFilterFactories.push(tracer);
       }
       return config;
     }
@@ -431,7 +431,7 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
     const tracer = this.tracers?.forCall(methodName);
     if (tracer !== undefined) {
       pickInformation[CALL_RETRY_TRACER] = tracer;
-      filters = [...filters, callEndFilter(tracer)];
+      filters = [...filters, tracer];
     }
     return {
       methodConfig: this.methodConfig(selection.timeoutMs, selection.retryPolicy),
@@ -485,7 +485,7 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
   private starting = false;
   private resolution: XdsChannelResolution | null = null;
   /** A96: the tracers of the channel's calls, when the channel records retry metrics. */
-  private callRetryTracers: CallRetryTracers | undefined;
+  private callRetryTracers: CallRetryTracers<TrackedCall> | undefined;
   private destroyed = false;
   private readonly channelId = newChannelId(Math.random);
   /** The channel's registry key: on every result, errors included. */
@@ -520,7 +520,9 @@ export class XdsResolver implements experimental.Resolver, CurrentRouter {
         ...this.options,
         [CHANNEL_TARGET_OPTION]: canonicalTarget(this.target),
       });
-      this.callRetryTracers = recordsCallRetries(metrics) ? new CallRetryTracers(metrics) : undefined;
+      this.callRetryTracers = recordsCallRetries(metrics)
+        ? new CallRetryTracers(metrics, undefined, TrackedCall)
+        : undefined;
       this.metrics = metrics;
       this.resolution = startXdsResolution(
         xdsTarget(this.target),

@@ -219,21 +219,29 @@ export class CallRetryTracer {
 /** At most this many methods keep a labels object per channel; further ones get a fresh one per call. */
 const MAX_CACHED_METHODS = 1000;
 
+/** A class of tracers: {@link CallRetryTracer} or one that adds what a channel needs of the call's object. */
+export type CallRetryTracerClass<T extends CallRetryTracer> = new (
+  recorder: MetricsRecorder,
+  labels: MetricLabels,
+  now: () => number,
+) => T;
+
 /**
  * Makes the tracers of one channel's calls: one labels object per method, so the plugin's attribute cache
  * serves every call of a method.
  */
-export class CallRetryTracers {
+export class CallRetryTracers<T extends CallRetryTracer = CallRetryTracer> {
   private readonly labelsByMethod = new Map<string, MetricLabels>();
 
   constructor(
     readonly recorder: MetricsRecorder,
     private readonly now: () => number = () => performance.now(),
+    private readonly Tracer: CallRetryTracerClass<T> = CallRetryTracer as CallRetryTracerClass<T>,
   ) {}
 
   /** A tracer for a call of `method` as grpc-js names it (`/package.Service/Method`). */
-  forCall(method: string): CallRetryTracer {
-    return new CallRetryTracer(this.recorder, this.labels(method), this.now);
+  forCall(method: string): T {
+    return new this.Tracer(this.recorder, this.labels(method), this.now);
   }
 
   private labels(method: string): MetricLabels {

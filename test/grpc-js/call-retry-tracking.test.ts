@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { experimental, Metadata, status } from '@grpc/grpc-js';
-import { callEndFilter, trackAttempt } from '../../src/grpc-js/call-retry-tracking.js';
+import { TrackedCall, trackAttempt } from '../../src/grpc-js/call-retry-tracking.js';
 import { CallRetryTracers } from '../../src/metrics/index.js';
 import { OtelMetrics } from '../support/otel-metrics.js';
 
@@ -19,7 +19,7 @@ const A96 = [
 function setup() {
   const otel = new OtelMetrics();
   const clock = { t: 0 };
-  const tracers = new CallRetryTracers(otel.recorder('dns:///tracked', A96), () => clock.t);
+  const tracers = new CallRetryTracers(otel.recorder('dns:///tracked', A96), () => clock.t, TrackedCall);
   const tracer = tracers.forCall('/pkg.Echo/Say');
   const calls: string[] = [];
   const real = { name: 'the real subchannel' };
@@ -127,7 +127,7 @@ describe('A96 tracking of a call on grpc-js (picker adapter side)', () => {
     trackAttempt(s.tracer, s.metadata(0), s.failed(experimental.PickResultType.TRANSIENT_FAILURE));
     s.clock.t = 50;
     trackAttempt(s.tracer, s.metadata(1), s.failed(experimental.PickResultType.TRANSIENT_FAILURE));
-    const filter = callEndFilter(s.tracer).createFilter();
+    const filter = s.tracer.createFilter();
     const ended = { code: status.UNAVAILABLE, details: 'no backend', metadata: new Metadata() };
     assert.equal(filter.receiveTrailers(ended), ended);
     filter.receiveTrailers(ended);
@@ -141,7 +141,7 @@ describe('A96 tracking of a call on grpc-js (picker adapter side)', () => {
     trackAttempt(s.tracer, s.metadata(0), s.failed(experimental.PickResultType.TRANSIENT_FAILURE));
     s.clock.t = 50;
     trackAttempt(s.tracer, s.metadata(1), s.failed(experimental.PickResultType.TRANSIENT_FAILURE));
-    const filter = callEndFilter(s.tracer).createFilter();
+    const filter = s.tracer.createFilter();
     const metadata = Promise.resolve(new Metadata());
     const message = Promise.resolve({ message: Buffer.from('x') });
     const received = Promise.resolve(Buffer.from('y'));
