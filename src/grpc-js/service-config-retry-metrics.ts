@@ -49,7 +49,7 @@ function defaultConfigSelection(): DefaultConfigSelection | null {
   return selection;
 }
 
-/** A config selector that is `inner` plus A96's tracer (pick information) and its call-end filter. */
+/** A config selector that is `inner` plus A96's tracer, in the pick information and as the call-end filter. */
 class RetryMetricsConfigSelector implements experimental.ConfigSelector {
   constructor(
     private readonly inner: experimental.ConfigSelector,
