@@ -34,7 +34,9 @@ export function trackAttempt(
   metadata: Metadata,
   result: experimental.PickResult,
 ): experimental.PickResult {
-  const attempt = tracer.attemptFor(previousAttempts(metadata));
+  // A call's first pick is its first attempt's, which grpc-js sends without the header (it adds it from the first
+  // retry or hedge on): only the later picks read it, so a call picked once does not.
+  const attempt = tracer.attemptFor(tracer.started ? previousAttempts(metadata) : 0);
   switch (result.pickResultType) {
     case experimental.PickResultType.COMPLETE:
       return new TrackedPick(result, attempt);

@@ -153,6 +153,11 @@ export class CallRetryTracer {
     private readonly now: () => number,
   ) {}
 
+  /** Whether the call's first attempt started (a pick of the call was seen). */
+  get started(): boolean {
+    return this.attemptCount > 0;
+  }
+
   /** The attempt a pick carrying `previousAttempts` belongs to (a new one when it starts one). */
   attemptFor(previousAttempts: number): CallAttempt {
     if (this.done) return UNTRACKED;

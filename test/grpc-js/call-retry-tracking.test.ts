@@ -114,6 +114,37 @@ describe('A96 tracking of a call on grpc-js (picker adapter side)', () => {
     );
   });
 
+  test("a call's first pick is its first attempt's without reading grpc-previous-rpc-attempts (grpc-js sends it from the first retry on); the picks after it read it", async () => {
+    const s = setup();
+    const reads: number[] = [];
+    const counted = (m: Metadata) => {
+      const get = m.get.bind(m);
+      m.get = (key: string) => {
+        if (key === 'grpc-previous-rpc-attempts') reads.push(reads.length);
+        return get(key);
+      };
+      return m;
+    };
+    const first = trackAttempt(s.tracer, counted(s.metadata(0)), s.complete);
+    assert.equal(reads.length, 0, 'the first pick reads no header');
+    first.subchannel!.getRealSubchannel();
+    first.onCallStarted!();
+    first.onCallEnded!(status.UNAVAILABLE, 'x', new Metadata());
+    s.clock.t = 100;
+    const retry = trackAttempt(s.tracer, counted(s.metadata(1)), s.complete);
+    assert.equal(reads.length, 1, 'a later pick reads it');
+    retry.onCallStarted!();
+    retry.onCallEnded!(status.OK, 'OK', new Metadata());
+    s.tracer.callEnded();
+    const v = await s.values();
+    assert.equal(v['grpc.client.call.retries'], 1);
+    assert.equal(v['grpc.client.call.transparent_retries'], undefined);
+    assert.ok(
+      Math.abs(v['grpc.client.call.retry_delay']! - 0.1) < 1e-9,
+      `${v['grpc.client.call.retry_delay']}`,
+    );
+  });
+
   test('queue results pass through unchanged; a drop ends the attempt', () => {
     const s = setup();
     const queue: experimental.PickResult = { ...s.failed(experimental.PickResultType.QUEUE), status: null };
