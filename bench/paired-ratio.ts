@@ -3,6 +3,9 @@
  * so drift and load bursts fall on both), their median, and a bootstrap 95 % interval of that median.
  */
 
+// The simulator's seeded generator (mulberry32): the same ratios give the same interval on every run.
+import { seededRandom } from 'lbtree/sim';
+
 export interface RatioInterval {
   readonly median: number;
   /** The bootstrap 95 % interval of the median: its 2.5th and 97.5th percentiles over the resamples. */
@@ -14,18 +17,6 @@ export interface RatioInterval {
 function medianOf(sorted: readonly number[]): number {
   const n = sorted.length;
   return n % 2 === 1 ? sorted[n >> 1]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
-}
-
-/** A small seeded generator (mulberry32): the same ratios give the same interval on every run. */
-function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
