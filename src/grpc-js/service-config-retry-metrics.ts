@@ -63,9 +63,7 @@ class RetryMetricsConfigSelector implements experimental.ConfigSelector {
     const methodConfig = config.methodConfig;
     call.hedging = methodConfig.retryPolicy === undefined && methodConfig.hedgingPolicy !== undefined;
     (config.pickInformation as Record<symbol, unknown>)[CALL_RETRY_TRACER] = call;
-    // Its list is empty: a list of one rather than a push, which would allocate room for many.
-    const filters = config.dynamicFilterFactories;
-    config.dynamicFilterFactories = filters.length === 0 ? [call] : [...filters, call];
+    config.dynamicFilterFactories.push(call);
     return config;
   }
 
