@@ -44,8 +44,11 @@ test('the xDS resolution start stays a chunk of its own, loaded by the first xds
     register({ xds: { bootstrap: { xds_servers: [{ server_uri: '127.0.0.1:1', channel_creds: [{ type: 'insecure' }] }], node: { id: 'n' } } } });
     await import('data:text/javascript,export{}//registered');
     const channel = new grpc.Channel('xds:///bundle-test', grpc.credentials.createInsecure(), {});
-    const idle = channel.getConnectivityState(true);
-    await new Promise((done) => channel.watchConnectivityState(idle, Date.now() + 30_000, done));
+    channel.getConnectivityState(true);
+    // Until the resolution start is resolved (the loader's list so far), or 30 s.
+    const { readFileSync } = await import('node:fs');
+    const started = () => readFileSync(process.env.LBTREE_LOADED_MODULES, 'utf8').includes('/xds-resolution-start-');
+    for (const end = Date.now() + 30_000; !started() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
     channel.close();
     process.exit(0);
   `);

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 /**
  * Runs the ES module snippet `script` in a fresh Node process (no loader of the tests' own) and returns the URL
  * of every module it resolved through the ESM loader, in order, with the child's status: what a user's
- * process loads when it imports the same thing. CommonJS `require`s inside a package are not seen.
+ * process loads when it imports the same thing. CommonJS `require`s inside a package are not seen. The child
+ * finds the list so far in the file LBTREE_LOADED_MODULES names (one URL a line), to wait for a module.
  */
 export function modulesLoadedBy(script: string): { status: number | null; stderr: string; urls: string[] } {
   const dir = mkdtempSync(join(tmpdir(), 'lbtree-loaded-'));
@@ -29,7 +30,7 @@ export function modulesLoadedBy(script: string): { status: number | null; stderr
         '-e',
         script,
       ],
-      { encoding: 'utf8', timeout: 60_000 },
+      { encoding: 'utf8', timeout: 60_000, env: { ...process.env, LBTREE_LOADED_MODULES: log } },
     );
     let urls: string[] = [];
     try {
