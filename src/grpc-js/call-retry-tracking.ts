@@ -4,7 +4,7 @@
 // call that very object, so the call's attempts are told apart without anything sent on the wire. The picker
 // adapter feeds the tracer each pick and the attempt's stream hooks; a dynamic filter tells it the call ended.
 
-import { experimental, type Metadata, type StatusObject } from '@grpc/grpc-js';
+import { experimental, type Metadata, type StatusObject, status } from '@grpc/grpc-js';
 import { type CallAttempt, CallRetryTracer } from '../metrics/index.js';
 
 /** The pick information key of a call's tracer (a symbol: grpc-js never reads or copies it). */
@@ -75,7 +75,8 @@ class TrackedPick implements experimental.PickResult, SubchannelInterface {
     this.picked = result.subchannel!;
     const onCallEnded = result.onCallEnded;
     this.onCallEnded = (code, details, trailers) => {
-      attempt.ended();
+      if (code === status.OK) attempt.succeeded();
+      else attempt.ended();
       onCallEnded?.(code, details, trailers);
     };
   }

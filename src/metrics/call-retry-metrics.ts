@@ -112,7 +112,17 @@ export class CallAttempt {
   ended(): void {
     if (this.state === ENDED) return;
     this.state = ENDED;
-    this.call?.attemptEnded();
+    this.call?.attemptEnded(false);
+  }
+
+  /**
+   * The attempt's stream ended OK. No attempt of the call follows one that succeeded (a retry or hedging policy
+   * commits the call to it), so no time without an active attempt can follow either: its end time is not read.
+   */
+  succeeded(): void {
+    if (this.state === ENDED) return;
+    this.state = ENDED;
+    this.call?.attemptEnded(true);
   }
 }
 
@@ -201,10 +211,10 @@ export class CallRetryTracer {
     return attempt;
   }
 
-  /** @internal */
-  attemptEnded(): void {
+  /** @internal `last`: the call has no attempt after this one (see {@link CallAttempt.succeeded}). */
+  attemptEnded(last: boolean): void {
     this.active--;
-    if (this.active === 0) this.lastEnd = this.now();
+    if (this.active === 0 && !last) this.lastEnd = this.now();
   }
 
   /** The call is over: records its metrics (once). */

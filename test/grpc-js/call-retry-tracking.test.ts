@@ -73,6 +73,42 @@ describe('A96 tracking of a call on grpc-js (picker adapter side)', () => {
     });
   });
 
+  test('an attempt that ended OK reads no clock: no attempt follows a success (A96: no delay can follow it); one that failed reads it once, and the delay runs from it', async () => {
+    const otel = new OtelMetrics();
+    let t = 0;
+    let reads = 0;
+    const clock = () => {
+      reads++;
+      return t;
+    };
+    const tracers = new CallRetryTracers(otel.recorder('dns:///tracked', A96), clock, TrackedCall);
+    const s = setup();
+    const once = tracers.forCall('/pkg.Echo/Say');
+    const only = trackAttempt(once, s.metadata(0), s.complete);
+    only.subchannel!.getRealSubchannel();
+    only.onCallStarted!();
+    only.onCallEnded!(status.OK, 'OK', new Metadata());
+    once.callEnded();
+    assert.equal(reads, 0, 'a call whose one attempt succeeded');
+
+    const retried = tracers.forCall('/pkg.Echo/Say');
+    const first = trackAttempt(retried, s.metadata(0), s.complete);
+    first.subchannel!.getRealSubchannel();
+    first.onCallStarted!();
+    t = 10;
+    first.onCallEnded!(status.UNAVAILABLE, 'x', new Metadata());
+    assert.equal(reads, 1, 'the failed attempt’s end');
+    t = 250;
+    const retry = trackAttempt(retried, s.metadata(1), s.complete);
+    retry.subchannel!.getRealSubchannel();
+    retry.onCallStarted!();
+    retry.onCallEnded!(status.OK, 'OK', new Metadata());
+    retried.callEnded();
+    assert.equal(reads, 2, 'and the retry’s start, not its successful end');
+    const delay = (await otel.collect()).get('grpc.client.call.retry_delay')?.points[0]?.histogram?.sum;
+    assert.ok(Math.abs(delay! - 0.24) < 1e-9, `${delay}`);
+  });
+
   test('picked again because the subchannel was no longer ready (getRealSubchannel not called): the same attempt; after getRealSubchannel without a stream: a transparent retry', async () => {
     const s = setup();
     trackAttempt(s.tracer, s.metadata(0), s.complete);
