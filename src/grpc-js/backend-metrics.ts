@@ -1,6 +1,12 @@
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Metadata } from '@grpc/grpc-js';
-import { type BackendMetricReport, type CallEndDetails, completeBackendMetricReport } from '../core/index.js';
+import {
+  type BackendMetricReport,
+  type CallEndDetails,
+  type Code,
+  completeBackendMetricReport,
+  type Status,
+} from '../core/index.js';
 import {
   type OrcaLoadReport,
   OrcaLoadReportSchema,
@@ -20,6 +26,20 @@ export class TrailerCallEndDetails implements CallEndDetails {
   get backendMetrics(): BackendMetricReport | undefined {
     if (this.decoded === null) this.decoded = readBackendMetrics(this.trailers);
     return this.decoded;
+  }
+}
+
+/**
+ * A grpc-js call's end as a call-end hook gets it: the status, and as the details the same object (one object per
+ * call end, not two).
+ */
+export class GrpcCallEnd extends TrailerCallEndDetails implements Status {
+  constructor(
+    readonly code: Code,
+    readonly details: string,
+    trailers: Metadata | undefined,
+  ) {
+    super(trailers);
   }
 }
 

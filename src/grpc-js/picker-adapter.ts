@@ -12,7 +12,7 @@ import {
 } from '../core/index.js';
 import { CallRequestHash } from '../hash/index.js';
 import { XDS_CLUSTER_CALL_ATTRIBUTE, XDS_OVERRIDE_HOST_CALL_ATTRIBUTE } from '../xds/call-attributes.js';
-import { TrailerCallEndDetails } from './backend-metrics.js';
+import { GrpcCallEnd } from './backend-metrics.js';
 import { CALL_RETRY_TRACER, type TrackedPickInfo, trackAttempt } from './call-retry-tracking.js';
 import type { ChannelRecording } from './channel-recording.js';
 import type { GrpcSubchannelHandle } from './subchannel-adapter.js';
@@ -158,8 +158,10 @@ function withHooks(
   recording: ChannelRecording | null,
 ): experimental.PickResult {
   const policyHook = onCallEnded
-    ? (code: GrpcStatus, details: string, trailers: Metadata) =>
-        onCallEnded({ code: code as number, details }, new TrailerCallEndDetails(trailers))
+    ? (code: GrpcStatus, details: string, trailers: Metadata) => {
+        const end = new GrpcCallEnd(code as number, details, trailers);
+        onCallEnded(end, end);
+      }
     : null;
   return {
     pickResultType: experimental.PickResultType.COMPLETE,

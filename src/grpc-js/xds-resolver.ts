@@ -48,6 +48,7 @@ import {
 } from './channel-registry.js';
 import { registerCsdsAdminService } from './csds-service.js';
 import { HASH_PICK_INFO_KEY } from './picker-adapter.js';
+import { XdsCallConfig } from './xds-call-config.js';
 import type { XdsChannelResolution } from './xds-resolution-start.js';
 import { XDS_CERTIFICATE_PROVIDERS_OPTION } from './xds-security-options.js';
 
@@ -165,7 +166,7 @@ class DeferredRouteFilter extends experimental.BaseFilter {
   override async sendMetadata(metadata: Promise<Metadata>): Promise<Metadata> {
     const sent = await metadata;
     const selection = await this.route(sent);
-    this.release = selection.release;
+    this.release = () => selection.release();
     // Ended meanwhile (its deadline, a cancellation): nothing is started for it.
     if (this.ended) {
       selection.release();
@@ -185,12 +186,12 @@ class DeferredRouteFilter extends experimental.BaseFilter {
     if (tracer !== undefined) pickInformation[CALL_RETRY_TRACER] = tracer;
     this.config.pickInformation = pickInformation as Record<string, string>;
     this.config.methodConfig = this.methodConfig(undefined, selection.retryPolicy);
-    this.config.onCommitted = selection.release;
+    this.config.onCommitted = this.release;
     const timeoutMs = selection.timeoutMs;
     const due = timeoutMs === undefined ? undefined : performance.now() + timeoutMs;
     let out: Promise<Metadata> = Promise.resolve(sent);
     if (selection.faults.length > 0) {
-      const faults = new FaultInjectionFilter(selection.faults, selection.release);
+      const faults = new FaultInjectionFilter(selection.faults, selection);
       this.routed.unshift(faults);
       out = faults.sendMetadata(out);
     }
@@ -328,7 +329,7 @@ class FaultInjectionFilter extends experimental.BaseFilter {
   constructor(
     private readonly faults: readonly FaultInjector[],
     /** The call's hold on its cluster: a call that never starts is never committed, so it is released here. */
-    private readonly release: () => void,
+    private readonly routed: { release(): void },
   ) {
     super();
   }
@@ -350,7 +351,7 @@ class FaultInjectionFilter extends experimental.BaseFilter {
     // grpc-js ends every call through here, one ended during a delay included: the delay is over (its promise
     // stays pending, so grpc-js starts no attempt), and the call is done picking.
     this.cancel?.();
-    this.release();
+    this.routed.release();
     return status;
   }
 }
@@ -405,41 +406,25 @@ class GrpcConfigSelector implements experimental.ConfigSelector {
         dynamicFilterFactories: [failingFilter(selection.status)],
       };
     }
-    // The request hash travels as the object that computes it on first read (the picker adapter reads it), so
-    // a call only a ring_hash picker would hash costs nothing when none picks it; grpc-js hands every pick of
-    // the call this very object (see the session below).
-    const pickInformation: Record<string | symbol, unknown> = {
-      [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
-      [XDS_ROUTE_CALL_ATTRIBUTE]: selection.route,
-      [XDS_PATH_CALL_ATTRIBUTE]: methodName,
-      [HASH_PICK_INFO_KEY]: selection.hash,
-    };
     const session = selection.session;
     const faults = selection.faults;
     let filters =
       faults.length === 0
         ? NO_FILTERS
-        : [{ createFilter: () => new FaultInjectionFilter(faults, selection.release) }];
-    if (session !== undefined) {
-      // A61's call attribute is an object the pick writes to. grpc-js types pick information as strings, but
-      // hands every pick of the call this very object (load-balancing-call.js passes callConfig.pickInformation
-      // to the picker), so the session travels in it; lbtree's picker adapter reads values untyped.
-      pickInformation[XDS_OVERRIDE_HOST_CALL_ATTRIBUTE] = session;
+        : [{ createFilter: () => new FaultInjectionFilter(faults, selection) }];
+    // A61's call attribute is an object the pick writes to (the config is the pick information: see XdsCallConfig).
+    if (session !== undefined)
       filters = [...filters, { createFilter: () => new StatefulSessionFilter(session) }];
-    }
     // A96: xDS configures no hedging (A44), so a call's later attempts are retries and transparent retries.
     const tracer = this.tracers?.forCall(methodName);
-    if (tracer !== undefined) {
-      pickInformation[CALL_RETRY_TRACER] = tracer;
-      filters = [...filters, tracer];
-    }
-    return {
-      methodConfig: this.methodConfig(selection.timeoutMs, selection.retryPolicy),
-      onCommitted: selection.release,
-      pickInformation: pickInformation as Record<string, string>,
-      status: GrpcStatus.OK,
-      dynamicFilterFactories: filters,
-    };
+    if (tracer !== undefined) filters = [...filters, tracer];
+    return new XdsCallConfig(
+      selection,
+      methodName,
+      this.methodConfig(selection.timeoutMs, selection.retryPolicy),
+      filters,
+      tracer,
+    );
   }
 
   private methodConfig(timeoutMs: number | undefined, retry: XdsRetryPolicy | undefined): MethodConfig {

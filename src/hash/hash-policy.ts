@@ -48,7 +48,7 @@ interface Compiled {
 export class RequestHasher {
   private readonly policies: readonly Compiled[];
   /** Whether a policy reads a request header: only then does the hash depend on the call's metadata. */
-  private readonly readsHeaders: boolean;
+  readonly readsHeaders: boolean;
   private readonly words = new Uint32Array(2);
   private readonly text = new Utf8Buffer();
 
@@ -73,12 +73,11 @@ export class RequestHasher {
    * the pick); what depends on nothing but the channel and the random source waits for a reader.
    */
   forCall(metadata: CallMetadata, channelId: bigint, random: () => number): CallRequestHash {
-    if (!this.readsHeaders) return new CallRequestHash(undefined, this, channelId, random);
-    return new CallRequestHash(this.fromPolicies(metadata, channelId), null, channelId, random);
+    return new CallRequestHash(this, metadata, channelId, random);
   }
 
   /** The policies' combined hash, or undefined when none produced one. */
-  private fromPolicies(metadata: CallMetadata, channelId: bigint): bigint | undefined {
+  fromPolicies(metadata: CallMetadata, channelId: bigint): bigint | undefined {
     let found = false;
     let high = 0;
     let low = 0;
@@ -158,13 +157,25 @@ const NO_HEADERS: CallMetadata = { get: () => [] };
  * re-attempted"). A call no hash-based policy picks for never pays for the random hash.
  */
 export class CallRequestHash {
+  private computed: bigint | undefined;
+  /** The route's hasher when none of its policies reads a header (evaluated on first read), else null. */
+  private readonly hasher: RequestHasher | null;
+
+  /** Header policies are evaluated now, on `metadata`; what depends on nothing else waits for a reader. */
   constructor(
-    private computed: bigint | undefined,
-    /** The route's hasher when none of its policies reads a header (evaluated on first read), else null. */
-    private readonly hasher: RequestHasher | null,
+    hasher: RequestHasher,
+    metadata: CallMetadata,
     private readonly channelId: bigint,
     private readonly random: () => number,
-  ) {}
+  ) {
+    if (hasher.readsHeaders) {
+      this.computed = hasher.fromPolicies(metadata, channelId);
+      this.hasher = null;
+    } else {
+      this.computed = undefined;
+      this.hasher = hasher;
+    }
+  }
 
   get value(): bigint {
     if (this.computed === undefined) {

@@ -7,7 +7,7 @@
 // (A31's two-step cluster removal).
 
 import { type CallMetadata, Code, type Status, status } from '../../core/index.js';
-import { type CallRequestHash, RequestHasher } from '../../hash/index.js';
+import { RequestHasher } from '../../hash/index.js';
 import type {
   XdsFilterOverrides,
   XdsHttpFilter,
@@ -20,6 +20,7 @@ import type {
 import type { ClusterRefs } from './cluster-refs.js';
 import { type ActiveFaults, FaultInjector, faultConfigFor, processActiveFaults } from './fault-injection.js';
 import { matchesRoute } from './route-matcher.js';
+import { RoutedCall } from './routed-call.js';
 import {
   cookiePathMatches,
   decodeSessionCookie,
@@ -33,28 +34,8 @@ export function clusterChildName(cluster: string): string {
   return `cluster:${cluster}`;
 }
 
-export type RouteSelection =
-  | {
-      readonly ok: true;
-      /** The cluster_manager child to pick from (see {@link clusterChildName}). */
-      readonly clusterChild: string;
-      readonly cluster: string;
-      /** The index of the route the call matched in the virtual host's routes, as a decimal string. */
-      readonly route: string;
-      /** The request hash for ring_hash (A42), computed when first read; random when no hash policy produced one. */
-      readonly hash: CallRequestHash;
-      /** The route's maximum call duration (A31); undefined: the application's deadline as is. */
-      readonly timeoutMs: number | undefined;
-      /** A44: the retry policy of the call (the route's, else its virtual host's); undefined: no retries. */
-      readonly retryPolicy: XdsRetryPolicy | undefined;
-      /** Releases the call's reference on its cluster; call once, when the call is done picking. */
-      release(): void;
-      /** A55: the call's stateful session, when a stateful_session filter applies to it. */
-      readonly session: StatefulSessionCall | undefined;
-      /** A33: the fault filters that may inject a fault into the call, in filter order (usually none). */
-      readonly faults: readonly FaultInjector[];
-    }
-  | { readonly ok: false; readonly status: Status };
+/** A call's route ({@link RoutedCall}), or why it has none. */
+export type RouteSelection = RoutedCall | { readonly ok: false; readonly status: Status };
 
 export interface ConfigSelectorOptions {
   /** A42 `io.grpc.channel_id`: one random 64-bit value per channel. */
@@ -259,26 +240,20 @@ export class XdsConfigSelector {
         }
         session = new StatefulSessionCall(cookie, received, cluster);
       }
-      const hash = prepared.hasher!.forCall(metadata, this.options.channelId, random);
-      this.refs.ref(cluster);
-      let done = false;
-      const refs = this.refs;
-      return {
-        ok: true,
+      return new RoutedCall(
+        this.refs,
         cluster,
         clusterChild,
-        route: prepared.key,
-        hash,
-        timeoutMs: prepared.timeoutMs,
-        retryPolicy: prepared.retryPolicy,
-        release: () => {
-          if (done) return;
-          done = true;
-          refs.unref(cluster);
-        },
+        prepared.key,
+        prepared.hasher!,
+        metadata,
+        this.options.channelId,
+        random,
+        prepared.timeoutMs,
+        prepared.retryPolicy,
         session,
-        faults: prepared.faults[index]!,
-      };
+        prepared.faults[index]!,
+      );
     }
     return { ok: false, status: NO_ROUTE };
   }
