@@ -16,6 +16,7 @@ import { runStormBench } from './storm.js';
 import { runStormRoundsBench } from './storm-rounds.js';
 import { runWeightedRoundRobinBench } from './weighted-round-robin.js';
 import { runXdsChannelBench } from './xds-channel.js';
+import { runXdsChannelBlocksBench } from './xds-channel-blocks.js';
 import { runXdsChannelCostBench } from './xds-channel-cost.js';
 import { runXdsClientBench } from './xds-client.js';
 import { runXdsEdsStallBench } from './xds-eds-stall.js';
@@ -32,6 +33,7 @@ const sections: Record<string, () => void | Promise<void>> = {
   'xds-client': runXdsClientBench,
   'xds-channel': runXdsChannelBench,
   'xds-channel-cost': runXdsChannelCostBench,
+  'xds-channel-blocks': runXdsChannelBlocksBench,
   'xds-istio-overhead': runXdsIstioOverheadBench,
   'weighted-round-robin': runWeightedRoundRobinBench,
   'eds-decode': runEdsDecodeBench,
