@@ -299,9 +299,14 @@ export async function runXdsChannelCostBench(): Promise<void> {
   }
   row('CPU per call, 50 in flight', (x) => x.concurrent.cpuUs, 'µs', '≤ 1.05 × plain');
   const rounds = (side: Side) =>
-    runs[side].map((x) => `${x.firstOkMs.toFixed(0)} ms / ${x.sequential.wallUs.toFixed(0)} µs`).join(', ');
+    runs[side]
+      .map(
+        (x) =>
+          `${x.firstOkMs.toFixed(0)} ms / ${x.sequential.wallUs.toFixed(0)} / ${x.sequential.cpuUs.toFixed(0)} / ${x.concurrent.cpuUs.toFixed(0)} µs`,
+      )
+      .join(', ');
   console.log(
-    `\nRounds in order (first OK call / sequential wall per call): lbtree ${rounds('lbtree')}; plain ${rounds('grpc-js-plain')}; grpc-js-xds ${rounds('grpc-js-xds')}.`,
+    `\nRounds in order (first OK call / sequential wall / sequential CPU / CPU at 50 in flight, per call): lbtree ${rounds('lbtree')}; plain ${rounds('grpc-js-plain')}; grpc-js-xds ${rounds('grpc-js-xds')}.`,
   );
   printIrPerCall(ir);
 }
