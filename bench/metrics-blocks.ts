@@ -9,8 +9,8 @@
  * must come out missed. BENCH_METRICS_SELF_TEST=0 leaves them out, =only runs them alone; the child's knobs
  * (BENCH_METRICS_CYCLES, …) are listed in its comment.
  */
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { runJsonLineChild } from './json-line-child.js';
 import type { Block, BlocksResult } from './metrics-blocks-child.js';
 import {
   costVerdict,
@@ -37,23 +37,12 @@ function childFlags(): string[] {
 
 /** One run of the blocks child over `channels` (e.g. ['none', 'off', 'on']). */
 export async function runBlocks(target: string, channels: readonly string[]): Promise<BlocksResult> {
-  const child = spawn(
-    process.execPath,
+  const last = await runJsonLineChild(
     [...childFlags(), '--import', 'tsx', 'bench/metrics-blocks-child.ts'],
-    {
-      env: { ...process.env, BENCH_METRICS_TARGET: target, BENCH_METRICS_CHANNELS: channels.join(',') },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    { BENCH_METRICS_TARGET: target, BENCH_METRICS_CHANNELS: channels.join(',') },
+    '{',
+    `the metrics blocks child (${channels.join(',')})`,
   );
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (s: string) => {
-    out += s;
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const last = out.trim().split('\n').pop() ?? '';
-  if (code !== 0 || !last.startsWith('{'))
-    throw new Error(`the metrics blocks child (${channels.join(',')}) ended with ${code}: ${last}`);
   if (process.env.BENCH_METRICS_BLOCKS_DUMP)
     writeFileSync(`${process.env.BENCH_METRICS_BLOCKS_DUMP}.${channels.join('_')}.json`, last);
   return JSON.parse(last) as BlocksResult;

@@ -4,26 +4,13 @@
 // BENCH_XDS_BOOTSTRAP: the bootstrap JSON; BENCH_PLAIN_ADDRESSES: the backends (comma-separated). Needs
 // `node --expose-gc`. Prints one JSON line of blocks, then exits.
 import { readFileSync } from 'node:fs';
+import { whoami, whoamiClientClass } from './whoami-client.mjs';
 
 const grpc = await import('@grpc/grpc-js');
 const { register } = await import('lbtree/grpc-js');
 register({ xds: { bootstrap: JSON.parse(process.env.BENCH_XDS_BOOTSTRAP) } });
 
-const passThrough = (b) => b;
-const Client = grpc.makeGenericClientConstructor(
-  {
-    whoami: {
-      path: '/lbtree.test.Backend/Whoami',
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: passThrough,
-      requestDeserialize: passThrough,
-      responseSerialize: passThrough,
-      responseDeserialize: passThrough,
-    },
-  },
-  'Backend',
-);
+const Client = whoamiClientClass(grpc);
 const insecure = grpc.credentials.createInsecure();
 /** Channel 0 is the comparison (plain grpc-js), channel 1 lbtree's. */
 const channels = [
@@ -32,13 +19,7 @@ const channels = [
   }),
   new Client('xds:///bench', insecure, {}),
 ];
-const empty = Buffer.alloc(0);
-const call = (client) =>
-  new Promise((resolve, reject) =>
-    client.whoami(empty, { deadline: Date.now() + 30_000, waitForReady: true }, (e, reply) =>
-      e ? reject(e) : resolve(reply),
-    ),
-  );
+const call = (client) => whoami(client, 30_000);
 
 const WARM_UP_CYCLES = Number(process.env.BENCH_BLOCKS_WARM_UP_CYCLES ?? 30);
 /**

@@ -14,12 +14,11 @@
  * (150) cycles of BENCH_BLOCKS_SEQUENTIAL_CALLS (300) calls a block; then 50 in flight: BENCH_BLOCKS_CONCURRENT_CYCLES
  * (300) of BENCH_BLOCKS_CONCURRENT_CALLS (500).
  */
-import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { startBackends } from '../src/cli/loopback-backends.js';
-import { ControlPlane, xdsService } from '../src/control-plane/index.js';
+import { runJsonLineChild } from './json-line-child.js';
 import { costVerdict, intervalText, medianInterval, type RatioInterval } from './paired-ratio.js';
 import { median } from './report.js';
+import { startXdsBenchService } from './xds-bench-service.js';
 
 interface Block {
   readonly cycle: number;
@@ -41,33 +40,18 @@ const GOAL = 0.05;
 const GROUPS = 8;
 
 async function runChild(bootstrap: unknown, addresses: readonly string[]): Promise<Block[]> {
-  const child = spawn(
-    process.execPath,
+  const line = await runJsonLineChild(
     [
       '--expose-gc',
       '--min-semi-space-size=64',
       '--max-semi-space-size=64',
       'bench/xds-channel-blocks-child.mjs',
     ],
-    {
-      env: {
-        ...process.env,
-        BENCH_XDS_BOOTSTRAP: JSON.stringify(bootstrap),
-        BENCH_PLAIN_ADDRESSES: addresses.join(','),
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    { BENCH_XDS_BOOTSTRAP: JSON.stringify(bootstrap), BENCH_PLAIN_ADDRESSES: addresses.join(',') },
+    '[',
+    'the xds-channel-blocks child',
   );
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (s: string) => {
-    out += s;
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const last = out.trim().split('\n').pop() ?? '';
-  if (code !== 0 || !last.startsWith('['))
-    throw new Error(`the xds-channel-blocks child ended with ${code}: ${last}`);
-  return JSON.parse(last) as Block[];
+  return JSON.parse(line) as Block[];
 }
 
 /** Per cycle, lbtree's figure per call over plain's, in GROUPS runs of consecutive cycles. */
@@ -99,23 +83,12 @@ function perCall(blocks: readonly Block[], mode: string, channel: number, figure
 
 export async function runXdsChannelBlocksBench(): Promise<void> {
   const load = loadavg().map((x) => x.toFixed(2));
-  const backends = await startBackends(['b1', 'b2', 'b3']);
-  const addresses = backends.map((b) => b.address);
-  const plane = new ControlPlane({
-    resources: xdsService({
-      name: 'bench',
-      clusters: [
-        { name: 'bench-cluster', lbPolicy: 'ROUND_ROBIN', localities: [{ zone: 'z', endpoints: addresses }] },
-      ],
-    }),
-  });
-  await plane.listen('127.0.0.1:0');
+  const service = await startXdsBenchService();
   let blocks: Block[];
   try {
-    blocks = await runChild(plane.bootstrap({ nodeId: 'cost-blocks' }), addresses);
+    blocks = await runChild(service.plane.bootstrap({ nodeId: 'cost-blocks' }), service.addresses);
   } finally {
-    await plane.close();
-    for (const b of backends) b.stop();
+    await service.stop();
   }
   const cycles = (mode: string) => new Set(blocks.filter((b) => b.mode === mode).map((b) => b.cycle)).size;
   console.log(

@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { whoami, whoamiClientClass } from './whoami-client.mjs';
 
 const side = process.argv[2];
 const WARM_UP = Number(process.env.BENCH_COST_WARM_UP ?? 1_500);
@@ -43,29 +44,9 @@ if (side === 'lbtree') {
 }
 const loadedMs = performance.now();
 
-const passThrough = (b) => b;
-const Client = grpc.makeGenericClientConstructor(
-  {
-    whoami: {
-      path: '/lbtree.test.Backend/Whoami',
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: passThrough,
-      requestDeserialize: passThrough,
-      responseSerialize: passThrough,
-      responseDeserialize: passThrough,
-    },
-  },
-  'Backend',
-);
+const Client = whoamiClientClass(grpc);
 const client = new Client(target, grpc.credentials.createInsecure(), options);
-const empty = Buffer.alloc(0);
-const call = () =>
-  new Promise((resolve, reject) =>
-    client.whoami(empty, { deadline: Date.now() + DEADLINE_MS, waitForReady: true }, (e, reply) =>
-      e ? reject(e) : resolve(reply),
-    ),
-  );
+const call = () => whoami(client, DEADLINE_MS);
 
 /** Under callgrind: says `say`, then waits for the parent's next line (see awaitLine below). */
 let awaitLine;

@@ -31,9 +31,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { startBackends } from '../src/cli/loopback-backends.js';
-import { ControlPlane, xdsService } from '../src/control-plane/index.js';
 import { median } from './report.js';
+import { startXdsBenchService } from './xds-bench-service.js';
 
 type Side = 'lbtree' | 'grpc-js-plain' | 'grpc-js-xds';
 const ALL_SIDES: readonly Side[] = ['lbtree', 'grpc-js-plain', 'grpc-js-xds'];
@@ -227,17 +226,8 @@ async function callgrindIrPerCall(
 
 export async function runXdsChannelCostBench(): Promise<void> {
   const load = loadavg().map((x) => x.toFixed(2));
-  const backends = await startBackends(['b1', 'b2', 'b3']);
-  const addresses = backends.map((b) => b.address);
-  const plane = new ControlPlane({
-    resources: xdsService({
-      name: 'bench',
-      clusters: [
-        { name: 'bench-cluster', lbPolicy: 'ROUND_ROBIN', localities: [{ zone: 'z', endpoints: addresses }] },
-      ],
-    }),
-  });
-  await plane.listen('127.0.0.1:0');
+  const service = await startXdsBenchService();
+  const { addresses, plane } = service;
   const runs: Record<Side, CostFigures[]> = { lbtree: [], 'grpc-js-plain': [], 'grpc-js-xds': [] };
   const ir = new Map<Side, IrPerCall>();
   try {
@@ -258,8 +248,7 @@ export async function runXdsChannelCostBench(): Promise<void> {
       );
     }
   } finally {
-    await plane.close();
-    for (const b of backends) b.stop();
+    await service.stop();
   }
   if (SIDES.length < ALL_SIDES.length || ROUNDS === 0) {
     if (ROUNDS > 0) console.log(JSON.stringify(runs, null, 1));

@@ -16,6 +16,7 @@ import {
 } from '../../src/xds/call-attributes.js';
 import { ClusterRefs } from '../../src/xds/resolver/cluster-refs.js';
 import { XdsConfigSelector } from '../../src/xds/resolver/config-selector.js';
+import { routeTo } from '../support/xds-routes.js';
 
 function routedCall(hashPolicies: HashPolicy[], headers: Record<string, string>, random: () => number) {
   const released: string[] = [];
@@ -24,23 +25,7 @@ function routedCall(hashPolicies: HashPolicy[], headers: Record<string, string>,
     {
       name: 'vh',
       domains: ['*'],
-      routes: [
-        {
-          match: {
-            path: { kind: 'prefix', prefix: '', caseSensitive: true },
-            headers: [],
-            runtimeFractionPerMillion: undefined,
-          },
-          action: {
-            kind: 'cluster',
-            cluster: 'c1',
-            hashPolicies,
-            maxStreamDurationMs: undefined,
-            grpcTimeoutHeaderMaxMs: undefined,
-          },
-          filterOverrides: new Map(),
-        },
-      ],
+      routes: [routeTo('c1', hashPolicies)],
       filterOverrides: new Map(),
     },
     refs,

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { addressKey, Code, type StatusOr } from '../../src/core/index.js';
 import { type DnsResolver, XdsDependencyManager } from '../../src/xds/resolver/dependency-manager.js';
-import type { XdsListener, XdsRoute, XdsRouteConfiguration } from '../../src/xds/resources/types.js';
+import type { XdsListener, XdsRouteConfiguration } from '../../src/xds/resources/types.js';
 import type { XdsConfig } from '../../src/xds/xds-config.js';
+import { routeTo } from '../support/xds-routes.js';
 import { FAKE_TYPES, FakeXdsWatcher } from './fake-xds-watcher.js';
 import { endpointResource, locality, xdsCluster } from './xds-config-fixtures.js';
 
@@ -18,28 +19,12 @@ function listener(rds = 'routes'): XdsListener {
   };
 }
 
-function routeTo(cluster: string): XdsRoute {
-  return {
-    match: {
-      path: { kind: 'prefix', prefix: '', caseSensitive: true },
-      headers: [],
-      runtimeFractionPerMillion: undefined,
-    },
-    action: {
-      kind: 'cluster',
-      cluster,
-      hashPolicies: [],
-      maxStreamDurationMs: undefined,
-      grpcTimeoutHeaderMaxMs: undefined,
-    },
-    filterOverrides: new Map(),
-  };
-}
-
 function routes(name: string, clusters: string[], domains = ['echo']): XdsRouteConfiguration {
   return {
     name,
-    virtualHosts: [{ name: 'vh', domains, routes: clusters.map(routeTo), filterOverrides: new Map() }],
+    virtualHosts: [
+      { name: 'vh', domains, routes: clusters.map((c) => routeTo(c)), filterOverrides: new Map() },
+    ],
   };
 }
 

@@ -18,6 +18,7 @@ import {
 } from '../../src/xds/index.js';
 import { XdsDependencyManager } from '../../src/xds/resolver/dependency-manager.js';
 import { resolveXdsOptions } from '../../src/xds/resources/xds-options.js';
+import { routeTo } from '../support/xds-routes.js';
 import { FAKE_TYPES, FakeXdsWatcher } from './fake-xds-watcher.js';
 
 const CLUSTER = {
@@ -75,23 +76,7 @@ function channelConfig(clusterBytes: Uint8Array, assignmentBytes: Uint8Array): X
           {
             name: 'vh',
             domains: ['*'],
-            routes: [
-              {
-                match: {
-                  path: { kind: 'prefix', prefix: '', caseSensitive: true },
-                  headers: [],
-                  runtimeFractionPerMillion: undefined,
-                },
-                action: {
-                  kind: 'cluster',
-                  cluster: 'backend',
-                  hashPolicies: [],
-                  maxStreamDurationMs: undefined,
-                  grpcTimeoutHeaderMaxMs: undefined,
-                },
-                filterOverrides: new Map(),
-              },
-            ],
+            routes: [routeTo('backend')],
             filterOverrides: new Map(),
           },
         ],

@@ -2,29 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Code } from '../../src/core/index.js';
 import { XdsResolution, type XdsResolutionResult } from '../../src/xds/resolver/xds-resolution.js';
-import type { XdsListener, XdsRoute, XdsRouteConfiguration } from '../../src/xds/resources/types.js';
+import type { XdsListener, XdsRouteConfiguration } from '../../src/xds/resources/types.js';
+import { routeTo } from '../support/xds-routes.js';
 import { FakeXdsWatcher, FAKE_TYPES as T } from './fake-xds-watcher.js';
 import { endpointResource, locality, xdsCluster } from './xds-config-fixtures.js';
 
 const NO_METADATA = { get: () => [] };
 
-function routeTo(cluster: string): XdsRoute {
-  return {
-    match: {
-      path: { kind: 'prefix', prefix: '', caseSensitive: true },
-      headers: [],
-      runtimeFractionPerMillion: undefined,
-    },
-    action: {
-      kind: 'cluster',
-      cluster,
-      hashPolicies: [],
-      maxStreamDurationMs: undefined,
-      grpcTimeoutHeaderMaxMs: undefined,
-    },
-    filterOverrides: new Map(),
-  };
-}
 const routes = (cluster: string): XdsRouteConfiguration => ({
   name: 'routes',
   virtualHosts: [{ name: 'vh', domains: ['echo'], routes: [routeTo(cluster)], filterOverrides: new Map() }],
