@@ -399,7 +399,6 @@ export abstract class PickFirstLeaf
     };
   }
 
-  /** Empty list, or a resolver error before any list: drop everything and fail (A62, sticky). */
   /** A62's shuffle, weighted by the endpoints' weights (A113) unless GRPC_EXPERIMENTAL_PF_WEIGHTED_SHUFFLING=false. */
   private shuffled(endpoints: readonly Endpoint[]): Endpoint[] {
     const random = () => this.helper.random();
@@ -408,6 +407,7 @@ export abstract class PickFirstLeaf
       : shuffleEndpoints(endpoints, random);
   }
 
+  /** Empty list, or a resolver error before any list: drop everything and fail (A62, sticky). */
   private failWithoutAddresses(status: Status): void {
     this.order = null;
     this.releaseAttempts();
