@@ -19,13 +19,7 @@ import {
 import type { CallMetadata, CancelTimer, Clock, MetricsRecorder, Registry, Status } from '../core/index.js';
 import { newChannelId } from '../hash/index.js';
 import { CallRetryTracers, recordsCallRetries } from '../metrics/index.js';
-import {
-  registerXdsPolicies,
-  XDS_CLUSTER_CALL_ATTRIBUTE,
-  XDS_OVERRIDE_HOST_CALL_ATTRIBUTE,
-  XDS_ROUTE_CALL_ATTRIBUTE,
-} from '../xds/balancer/index.js';
-import { XDS_PATH_CALL_ATTRIBUTE } from '../xds/call-attributes.js';
+import { registerXdsPolicies } from '../xds/balancer/index.js';
 import { XDS_LOAD_REPORTING_ARG } from '../xds/load-store.js';
 import type { FaultInjector } from '../xds/resolver/fault-injection.js';
 import type { StatefulSessionCall } from '../xds/resolver/stateful-session.js';
@@ -47,8 +41,7 @@ import {
   newChannelKey,
 } from './channel-registry.js';
 import { registerCsdsAdminService } from './csds-service.js';
-import { HASH_PICK_INFO_KEY } from './picker-adapter.js';
-import { XdsCallConfig } from './xds-call-config.js';
+import { XdsCallConfig, XdsPickInformation } from './xds-call-config.js';
 import type { XdsChannelResolution } from './xds-resolution-start.js';
 import { XDS_CERTIFICATE_PROVIDERS_OPTION } from './xds-security-options.js';
 
@@ -172,19 +165,11 @@ class DeferredRouteFilter extends experimental.BaseFilter {
       selection.release();
       throw grpcStatusOf(GrpcStatus.CANCELLED, 'the call ended before it was routed');
     }
-    const pickInformation: Record<string | symbol, unknown> = {
-      [XDS_CLUSTER_CALL_ATTRIBUTE]: selection.clusterChild,
-      [XDS_ROUTE_CALL_ATTRIBUTE]: selection.route,
-      [XDS_PATH_CALL_ATTRIBUTE]: this.method,
-      [HASH_PICK_INFO_KEY]: selection.hash,
-    };
-    if (selection.session !== undefined) {
-      pickInformation[XDS_OVERRIDE_HOST_CALL_ATTRIBUTE] = selection.session;
-      this.routed.push(new StatefulSessionFilter(selection.session));
-    }
-    const tracer = (this.config.pickInformation as TrackedPickInfo)[CALL_RETRY_TRACER];
-    if (tracer !== undefined) pickInformation[CALL_RETRY_TRACER] = tracer;
-    this.config.pickInformation = pickInformation as Record<string, string>;
+    if (selection.session !== undefined) this.routed.push(new StatefulSessionFilter(selection.session));
+    const tracer = (this.config.pickInformation as TrackedPickInfo)[CALL_RETRY_TRACER] as
+      | TrackedCall
+      | undefined;
+    this.config.pickInformation = new XdsPickInformation(selection, this.method, tracer).asPickInformation;
     this.config.methodConfig = this.methodConfig(undefined, selection.retryPolicy);
     this.config.onCommitted = this.release;
     const timeoutMs = selection.timeoutMs;
