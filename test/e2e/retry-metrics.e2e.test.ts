@@ -84,38 +84,41 @@ describe("A96 retry metrics on lbtree's xds: channels (A44 retry policy from lbt
   const clients: InstanceType<typeof BackendClient>[] = [];
   let client: InstanceType<typeof BackendClient>;
 
+  /** Listener `name` → one route, with A44's retry policy, to the cluster of the flaky server. */
+  const service = (name: string) => [
+    cp.listener(name, { rds: `${name}-routes` }),
+    {
+      '@type': cp.ROUTE_CONFIGURATION_TYPE_URL,
+      name: `${name}-routes`,
+      virtualHosts: [
+        {
+          name: `${name}-vh`,
+          domains: ['*'],
+          routes: [
+            {
+              match: { prefix: '' },
+              route: {
+                cluster: name,
+                // A44: 3 retries (4 attempts), backoff 100 ms doubling (A44's multiplier is 2) up to 1 s.
+                retryPolicy: {
+                  retryOn: 'unavailable',
+                  numRetries: 3,
+                  retryBackOff: { baseInterval: '0.1s', maxInterval: '1s' },
+                },
+              },
+            },
+          ],
+        },
+      ],
+    },
+    cp.cluster({ name }),
+    cp.clusterLoadAssignment(name, [{ zone: 'a', endpoints: [`127.0.0.1:${flaky.port}`] }]),
+  ];
+
   before(async () => {
     await h.start([]);
     await flaky.start();
-    h.publish(SERVICE, [
-      cp.listener(SERVICE, { rds: `${SERVICE}-routes` }),
-      {
-        '@type': cp.ROUTE_CONFIGURATION_TYPE_URL,
-        name: `${SERVICE}-routes`,
-        virtualHosts: [
-          {
-            name: `${SERVICE}-vh`,
-            domains: ['*'],
-            routes: [
-              {
-                match: { prefix: '' },
-                route: {
-                  cluster: SERVICE,
-                  // A44: 3 retries (4 attempts), backoff 100 ms doubling (A44's multiplier is 2) up to 1 s.
-                  retryPolicy: {
-                    retryOn: 'unavailable',
-                    numRetries: 3,
-                    retryBackOff: { baseInterval: '0.1s', maxInterval: '1s' },
-                  },
-                },
-              },
-            ],
-          },
-        ],
-      },
-      cp.cluster({ name: SERVICE }),
-      cp.clusterLoadAssignment(SERVICE, [{ zone: 'a', endpoints: [`127.0.0.1:${flaky.port}`] }]),
-    ]);
+    h.publish(SERVICE, service(SERVICE));
     const channel = (options: Grpc.ChannelOptions) => {
       const c = new BackendClient(TARGET, grpc.credentials.createInsecure(), options);
       clients.push(c);
@@ -198,6 +201,36 @@ describe("A96 retry metrics on lbtree's xds: channels (A44 retry policy from lbt
     assert.deepEqual(flaky.attemptsOf('other-provider'), [0, 1]);
     const m = await otherOtel.collect();
     for (const name of A96) assert.equal(m.get(name), undefined, name);
+  });
+
+  test('A88 + A96: a call that waited out a resolution error is routed when sent, and traced: failing 1 attempt, it records retries 1', async () => {
+    const name = 'retry-metrics-deferred';
+    const deferredOtel = new OtelMetrics();
+    // A Listener without an api_listener: NACKed with nothing cached, so the channel's resolution fails.
+    h.publish(name, [{ '@type': cp.LISTENER_TYPE_URL, name }]);
+    const deferred = new BackendClient(`xds:///${name}`, grpc.credentials.createInsecure(), {
+      [METRICS_CHANNEL_OPTION]: metricsChannelOption(deferredOtel.options(A96)),
+    });
+    clients.push(deferred);
+    for (;;) {
+      const error = await whoami(deferred, { deadlineMs: 5000 }).then(
+        () => assert.fail('a call succeeded before the Listener was good'),
+        (e: Grpc.ServiceError) => e,
+      );
+      if (error.code === grpc.status.UNAVAILABLE && error.details.includes(`NACK of Listener "${name}"`))
+        break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // Selected while the resolution fails: lbtree's config selector leaves the route to the call's send.
+    const waiting = call(deferred, 1, 'deferred');
+    h.publish(name, service(name));
+    assert.equal(await waiting, 'flaky');
+    assert.deepEqual(flaky.attemptsOf('deferred'), [0, 1], 'the server saw the original attempt and 1 retry');
+    const m = await deferredOtel.collect();
+    const labels = { ...LABELS, 'grpc.target': `xds:///${name}` };
+    assert.deepEqual(histogram(m, 'grpc.client.call.retries', labels), { count: 1, sum: 1 });
+    assert.equal(histogram(m, 'grpc.client.call.retry_delay', labels)?.count, 1);
+    assert.equal(histogram(m, 'grpc.client.call.transparent_retries', labels), undefined);
   });
 });
 
