@@ -10,7 +10,9 @@
  *   - after WARM_UP calls: wall and CPU time (user + system) per call over SEQUENTIAL calls one at a time, and
  *     CPU per call over CONCURRENT calls with 50 in flight.
  * Medians of ROUNDS rounds. Goals (issue 25 §4): per-call wall and CPU ≤ 1.05 × plain; first OK call ≤ ½ of
- * grpc-js-xds's. Knobs: BENCH_COST_ROUNDS, BENCH_COST_WARM_UP, BENCH_COST_SEQUENTIAL, BENCH_COST_CONCURRENT,
+ * grpc-js-xds's. Each round also runs plain grpc-js a second time, in a process of its own (the placebo): its
+ * ratio to the first plain process is what this bench reads between two identical processes, the resolution
+ * against which lbtree's ratio is read (BENCH_COST_PLACEBO=0 leaves it out). Knobs: BENCH_COST_ROUNDS, BENCH_COST_WARM_UP, BENCH_COST_SEQUENTIAL, BENCH_COST_CONCURRENT,
  * BENCH_COST_NODE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_COST_SIDES (raw figures of some).
  *
  * BENCH_COST_CALLGRIND=1 also runs each side once under valgrind's callgrind and counts the instructions (Ir)
@@ -38,6 +40,10 @@ type Side = 'lbtree' | 'grpc-js-plain' | 'grpc-js-xds';
 const ALL_SIDES: readonly Side[] = ['lbtree', 'grpc-js-plain', 'grpc-js-xds'];
 const ONLY = process.env.BENCH_COST_SIDES?.split(',');
 const SIDES = ALL_SIDES.filter((s) => !ONLY || ONLY.includes(s));
+/** Plain grpc-js again, in a process of its own: what two identical processes read apart. */
+const PLACEBO = process.env.BENCH_COST_PLACEBO !== '0' && SIDES.length === ALL_SIDES.length;
+/** A process of a round: one of the sides, or the placebo (a second plain process). */
+type Slot = Side | 'placebo';
 const ROUNDS = Number(process.env.BENCH_COST_ROUNDS ?? 3);
 const NODE_FLAGS = process.env.BENCH_COST_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
 const CALLGRIND = process.env.BENCH_COST_CALLGRIND === '1';
@@ -228,16 +234,22 @@ export async function runXdsChannelCostBench(): Promise<void> {
   const load = loadavg().map((x) => x.toFixed(2));
   const service = await startXdsBenchService();
   const { addresses, plane } = service;
-  const runs: Record<Side, CostFigures[]> = { lbtree: [], 'grpc-js-plain': [], 'grpc-js-xds': [] };
+  const runs: Record<Slot, CostFigures[]> = {
+    lbtree: [],
+    'grpc-js-plain': [],
+    'grpc-js-xds': [],
+    placebo: [],
+  };
   const ir = new Map<Side, IrPerCall>();
   try {
-    const sides = SIDES;
+    const slots: readonly Slot[] = PLACEBO ? [...SIDES, 'placebo'] : SIDES;
     for (let round = 0; round < ROUNDS; round++) {
-      // The order rotates: each side goes first, second and third in turn.
-      const order = sides.map((_, i) => sides[(i + round) % sides.length]!);
-      for (const side of order) {
-        runs[side].push(
-          await runClient(side, plane.bootstrap({ nodeId: `cost-${side}-${round}` }), addresses),
+      // The order rotates: each process goes first, second, third (and fourth) in turn.
+      const order = slots.map((_, i) => slots[(i + round) % slots.length]!);
+      for (const slot of order) {
+        const side = slot === 'placebo' ? 'grpc-js-plain' : slot;
+        runs[slot].push(
+          await runClient(side, plane.bootstrap({ nodeId: `cost-${slot}-${round}` }), addresses),
         );
       }
     }
@@ -255,19 +267,20 @@ export async function runXdsChannelCostBench(): Promise<void> {
     printIrPerCall(ir);
     return;
   }
-  const m = (side: Side, f: (x: CostFigures) => number) => median(runs[side].map(f));
+  const m = (slot: Slot, f: (x: CostFigures) => number) => median(runs[slot].map(f));
   console.log(
     `\n## the cost of a call on an xds:/// channel: fresh processes, 3 loopback backends, round_robin (median of ${ROUNDS} rounds; load average at start ${load.join(' ')})\n`,
   );
   console.log(
-    '| metric | lbtree xds: | grpc-js round_robin (plain, no xDS) | @grpc/grpc-js-xds | lbtree / plain | lbtree / grpc-js-xds | goal |',
+    `| metric | lbtree xds: | grpc-js round_robin (plain, no xDS) | @grpc/grpc-js-xds | lbtree / plain | lbtree / grpc-js-xds | goal |${PLACEBO ? ' plain again / plain (placebo) |' : ''}`,
   );
-  console.log('|---|---|---|---|---|---|---|');
+  console.log(`|---|---|---|---|---|---|---|${PLACEBO ? '---|' : ''}`);
   const row = (metric: string, f: (x: CostFigures) => number, unit: string, goal: string) => {
     const [ours, plain, xds] = [m('lbtree', f), m('grpc-js-plain', f), m('grpc-js-xds', f)];
     const cell = (x: number) => `${x.toFixed(unit === 'ms' ? 1 : 2)} ${unit}`;
+    const placebo = PLACEBO ? ` ${(m('placebo', f) / plain).toFixed(3)} |` : '';
     console.log(
-      `| ${metric} | ${cell(ours)} | ${cell(plain)} | ${cell(xds)} | ${(ours / plain).toFixed(3)} | ${(ours / xds).toFixed(3)} | ${goal} |`,
+      `| ${metric} | ${cell(ours)} | ${cell(plain)} | ${cell(xds)} | ${(ours / plain).toFixed(3)} | ${(ours / xds).toFixed(3)} | ${goal} |${placebo}`,
     );
   };
   row('process start → first OK call', (x) => x.firstOkMs, 'ms', '≤ 0.5 × grpc-js-xds');
@@ -287,15 +300,15 @@ export async function runXdsChannelCostBench(): Promise<void> {
     row('  of which other threads', (x) => x.sequential.cpuUs - x.sequential.mainCpuUs!, 'µs', '');
   }
   row('CPU per call, 50 in flight', (x) => x.concurrent.cpuUs, 'µs', '≤ 1.05 × plain');
-  const rounds = (side: Side) =>
-    runs[side]
+  const rounds = (slot: Slot) =>
+    runs[slot]
       .map(
         (x) =>
           `${x.firstOkMs.toFixed(0)} ms / ${x.sequential.wallUs.toFixed(0)} / ${x.sequential.cpuUs.toFixed(0)} / ${x.concurrent.cpuUs.toFixed(0)} µs`,
       )
       .join(', ');
   console.log(
-    `\nRounds in order (first OK call / sequential wall / sequential CPU / CPU at 50 in flight, per call): lbtree ${rounds('lbtree')}; plain ${rounds('grpc-js-plain')}; grpc-js-xds ${rounds('grpc-js-xds')}.`,
+    `\nRounds in order (first OK call / sequential wall / sequential CPU / CPU at 50 in flight, per call): lbtree ${rounds('lbtree')}; plain ${rounds('grpc-js-plain')}; grpc-js-xds ${rounds('grpc-js-xds')}${PLACEBO ? `; plain again ${rounds('placebo')}` : ''}.`,
   );
   printIrPerCall(ir);
 }
