@@ -22,12 +22,16 @@
  * every channel anyway, and fresh processes per mode differed from each other by 12–49 % (JIT and heap layout,
  * docs/performance.md), far more than the 2 % to judge.
  *
+ * With BENCH_METRICS_DRIVEN=1 the process holds one channel and its parent runs it against another process's
+ * channel, block by block (bench/metrics-process-pairs.ts): each mode in a process of its own, as a user's.
+ *
  * Prints one JSON line: each block's CPU time (the process's, every thread, and the main thread's alone from
  * /proc/thread-self/schedstat where there is one), its wall time, and the collections inside its calls.
  */
 
 import { readFileSync } from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import * as grpc from '@grpc/grpc-js';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { type MetricsOptions, registeredInstruments } from 'lbtree';
@@ -96,6 +100,8 @@ const generations = Math.min(cycles, Number(process.env.BENCH_METRICS_GENERATION
 /** Unmeasured cycles after a generation's channels are made: connections, WRR's first weights (1 s). */
 const SETTLE_CYCLES = 10;
 const spinPercent = Number(process.env.BENCH_METRICS_SPIN_PERCENT ?? 3);
+/** BENCH_METRICS_DRIVEN=1: the parent says when to run each measured cycle (see the end of this file). */
+const driven = process.env.BENCH_METRICS_DRIVEN === '1';
 const gc = (globalThis as { gc?: (options?: { type: 'minor' | 'major' }) => void }).gc;
 if (gc === undefined) throw new Error('bench/metrics-blocks-child.ts needs node --expose-gc');
 
@@ -310,7 +316,8 @@ for (let c = 0; c < warmupCycles; c++) {
   // Sized twice: by a probe in the first half, then by the spin itself running before the calls.
   if (spins && (c === half - 1 || c === warmupCycles - 1)) sizeSpin(c === half - 1 ? 0 : half);
 }
-for (let c = 0; c < cycles; c++) {
+/** Measured cycle `c`, with new channels (and their settling) first when it starts a generation. */
+async function measuredCycle(c: number): Promise<void> {
   const generation = Math.floor((c * generations) / cycles);
   if (c > 0 && generation !== Math.floor(((c - 1) * generations) / cycles)) {
     // The spin's cost per step was seen to drift several-fold over a run (a busy loop and a call do not slow
@@ -321,6 +328,16 @@ for (let c = 0; c < cycles; c++) {
   }
   await runCycle(c, generation);
 }
+if (driven) {
+  // Driven by the parent (bench/metrics-process-pairs.ts): `ready` after the warm-up, then a measured cycle for
+  // each line naming one, `done` after each, until `end`.
+  process.stdout.write('ready\n');
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line === 'end') break;
+    await measuredCycle(Number(line));
+    process.stdout.write('done\n');
+  }
+} else for (let c = 0; c < cycles; c++) await measuredCycle(c);
 if (spins) spinCpuUsPerCall = middle(spinTimings);
 const spinShareOfCall = spins ? middle(spinShares) : 0;
 // Let the observer's last entries arrive, then count the collections inside each block's calls.

@@ -18,7 +18,9 @@
  *   process per count (bench/metrics-callgrind.ts): BENCH_METRICS_CALLGRIND_ROUNDS (3) processes per mode of
  *   BENCH_METRICS_CALLGRIND_RPCS (3,000) calls, BENCH_METRICS_CALLGRIND_JOBS (3) at once, the main thread counted
  *   apart, judged on every count: met, missed, or not resolved when the counts' own spread straddles the line.
- * Ratios only: the machine may be loaded. BENCH_METRICS_ONLY_CHANNEL=1 / BENCH_METRICS_ONLY_IN_PROCESS=1 run
+ * BENCH_METRICS_PROCESS_PAIRS=1 adds the same comparisons with each mode in a process of its own, two processes
+ * taking turns block by block, beside a placebo of two `off` processes (bench/metrics-process-pairs.ts; =only
+ * runs it alone). Ratios only: the machine may be loaded. BENCH_METRICS_ONLY_CHANNEL=1 / BENCH_METRICS_ONLY_IN_PROCESS=1 run
  * one workload; BENCH_METRICS_WARMUP (2,000) is the calls a callgrind child makes before its count.
  */
 import * as grpc from '@grpc/grpc-js';
@@ -46,6 +48,7 @@ import { BenchChannel } from './bench-channel.js';
 import { echo } from './echo-service.js';
 import { runBlocksVerdict } from './metrics-blocks.js';
 import { CALLGRIND_NODE_FLAGS, callgrindWindow, type Mode } from './metrics-callgrind.js';
+import { runProcessPairs } from './metrics-process-pairs.js';
 import { median } from './report.js';
 
 class PullReader extends MetricReader {
@@ -316,7 +319,10 @@ async function runChannel(): Promise<void> {
   const servers = await Promise.all(UTILIZATION.map(startServer));
   const target = `endpoints:${servers.map((s) => s.address).join(';')}`;
   try {
-    const verdictQps = await runBlocksVerdict(target);
+    // BENCH_METRICS_PROCESS_PAIRS=1 adds the comparison with each mode in a process of its own; =only runs it alone.
+    const pairs = process.env.BENCH_METRICS_PROCESS_PAIRS;
+    const verdictQps = pairs === 'only' ? undefined : await runBlocksVerdict(target);
+    if (pairs === '1' || pairs === 'only') await runProcessPairs(target);
     if (process.env.BENCH_METRICS_CALLGRIND === '1') {
       const nativeQps = Number(process.env.BENCH_METRICS_NATIVE_QPS) || verdictQps;
       if (nativeQps === undefined)
