@@ -379,6 +379,8 @@ export interface RouteSpec {
   readonly prefix?: string;
   /** exact path to match instead of a prefix, e.g. "/pkg.Service/Method". */
   readonly path?: string;
+  /** Envoy HeaderMatchers the request must also match, as JSON, e.g. `{ name: 'x-canary', presentMatch: true }`. */
+  readonly headers?: readonly Json[];
   /** the cluster RPCs go to … */
   readonly cluster?: string;
   /** … or weighted clusters (gRFC A28), each with its own filter overrides if wanted. */
@@ -388,6 +390,8 @@ export interface RouteSpec {
     readonly typedPerFilterConfig?: Json;
   }[];
   readonly hashPolicy?: readonly HashPolicySpec[];
+  /** gRFC A44: Envoy's RetryPolicy as JSON (`retryOn`, `numRetries`, `retryBackOff`); over the virtual host's. */
+  readonly retryPolicy?: Json;
   /** HTTP filter overrides by filter name (gRFC A39), e.g. a statefulSessionPerRoute. */
   readonly typedPerFilterConfig?: Json;
 }
@@ -397,6 +401,8 @@ export interface VirtualHostSpec {
   /** default ["*"]. */
   readonly domains?: readonly string[];
   readonly routes: readonly RouteSpec[];
+  /** gRFC A44: the retry policy of the routes that give none. */
+  readonly retryPolicy?: Json;
   /** HTTP filter overrides by filter name (gRFC A39). */
   readonly typedPerFilterConfig?: Json;
 }
@@ -412,6 +418,7 @@ function routeConfig(name: string, virtualHosts: readonly VirtualHostSpec[]): Js
     virtualHosts: virtualHosts.map((vh, i) => ({
       name: vh.name ?? `vhost-${i}`,
       domains: vh.domains ?? ['*'],
+      ...(vh.retryPolicy !== undefined ? { retryPolicy: vh.retryPolicy } : {}),
       routes: vh.routes.map(route),
       ...(vh.typedPerFilterConfig !== undefined ? { typedPerFilterConfig: vh.typedPerFilterConfig } : {}),
     })),
@@ -419,7 +426,10 @@ function routeConfig(name: string, virtualHosts: readonly VirtualHostSpec[]): Js
 }
 
 function route(spec: RouteSpec): Json {
-  const match = spec.path !== undefined ? { path: spec.path } : { prefix: spec.prefix ?? '' };
+  const match = {
+    ...(spec.path !== undefined ? { path: spec.path } : { prefix: spec.prefix ?? '' }),
+    ...(spec.headers !== undefined ? { headers: spec.headers } : {}),
+  };
   const target =
     spec.weightedClusters !== undefined
       ? {
@@ -441,7 +451,11 @@ function route(spec: RouteSpec): Json {
   );
   return {
     match,
-    route: { ...target, ...(hashPolicy.length > 0 ? { hashPolicy } : {}) },
+    route: {
+      ...target,
+      ...(hashPolicy.length > 0 ? { hashPolicy } : {}),
+      ...(spec.retryPolicy !== undefined ? { retryPolicy: spec.retryPolicy } : {}),
+    },
     ...(spec.typedPerFilterConfig !== undefined ? { typedPerFilterConfig: spec.typedPerFilterConfig } : {}),
   };
 }

@@ -13,6 +13,7 @@ import {
   type ResourceInput,
   ResourceSet,
   ROUTE_CONFIGURATION_TYPE_URL,
+  routeConfiguration,
   xdsService,
 } from '../../src/control-plane/index.js';
 import type { XdsResourceType } from '../../src/xds/client/resource-type.js';
@@ -22,6 +23,7 @@ import {
   listenerResourceType,
   routeConfigurationResourceType,
 } from '../../src/xds/resources/index.js';
+import type { XdsRouteConfiguration } from '../../src/xds/resources/types.js';
 import { resolveXdsOptions } from '../../src/xds/resources/xds-options.js';
 import { everyBuilder } from './every-builder.js';
 
@@ -60,6 +62,52 @@ test('xdsService (RDS and inline routes, weighted clusters, hash policy) is acce
   ];
   assert.deepEqual(rejected(xdsService({ name: 'svc', clusters, hashPolicy: [{ header: 'x-user' }] })), []);
   assert.deepEqual(rejected(xdsService({ name: 'svc', clusters, inlineRoutes: true })), []);
+});
+
+test('routeConfiguration: A44 retry policies (virtual host and route) and header matchers arrive as lbtree reads them', () => {
+  const [resource] = ResourceSet.build('1', [
+    routeConfiguration('retries', [
+      {
+        retryPolicy: { retryOn: 'unavailable', numRetries: 2 },
+        routes: [
+          {
+            cluster: 'canary',
+            headers: [{ name: 'x-canary', presentMatch: true }],
+            retryPolicy: {
+              retryOn: 'cancelled,deadline-exceeded',
+              numRetries: 3,
+              retryBackOff: { baseInterval: '0.1s', maxInterval: '1s' },
+            },
+          },
+          { cluster: 'main' },
+        ],
+      },
+    ]),
+  ]).ofType(ROUTE_CONFIGURATION_TYPE_URL);
+  const decoded = routeConfigurationResourceType.decode(resource![1].any.value, resolveXdsOptions());
+  assert.ok(decoded.ok, decoded.ok ? '' : decoded.error);
+  const [vh] = (decoded.value as XdsRouteConfiguration).virtualHosts;
+  // retry_on unavailable → UNAVAILABLE (14); num_retries 2 → 3 attempts; base 25 ms and max 10 × base by default.
+  assert.deepEqual(vh!.retryPolicy, {
+    retryableStatusCodes: [14],
+    maxAttempts: 3,
+    initialBackoffMs: 25,
+    maxBackoffMs: 250,
+  });
+  const [canary, main] = vh!.routes;
+  assert.deepEqual(canary!.match.headers, [
+    { name: 'x-canary', match: { kind: 'present', present: true }, invert: false },
+  ]);
+  assert.ok(canary!.action.kind === 'cluster');
+  assert.deepEqual(canary!.action.retryPolicy, {
+    retryableStatusCodes: [1, 4],
+    maxAttempts: 4,
+    initialBackoffMs: 100,
+    maxBackoffMs: 1000,
+  });
+  assert.deepEqual(main!.match.headers, []);
+  assert.ok(main!.action.kind === 'cluster');
+  assert.equal(main!.action.retryPolicy, undefined, "a route without one takes the virtual host's");
 });
 
 test('every cluster and endpoint builder is accepted by lbtree', () => {

@@ -87,30 +87,22 @@ describe("A96 retry metrics on lbtree's xds: channels (A44 retry policy from lbt
   /** Listener `name` → one route, with A44's retry policy, to the cluster of the flaky server. */
   const service = (name: string) => [
     cp.listener(name, { rds: `${name}-routes` }),
-    {
-      '@type': cp.ROUTE_CONFIGURATION_TYPE_URL,
-      name: `${name}-routes`,
-      virtualHosts: [
-        {
-          name: `${name}-vh`,
-          domains: ['*'],
-          routes: [
-            {
-              match: { prefix: '' },
-              route: {
-                cluster: name,
-                // A44: 3 retries (4 attempts), backoff 100 ms doubling (A44's multiplier is 2) up to 1 s.
-                retryPolicy: {
-                  retryOn: 'unavailable',
-                  numRetries: 3,
-                  retryBackOff: { baseInterval: '0.1s', maxInterval: '1s' },
-                },
-              },
+    cp.routeConfiguration(`${name}-routes`, [
+      {
+        name: `${name}-vh`,
+        routes: [
+          {
+            cluster: name,
+            // A44: 3 retries (4 attempts), backoff 100 ms doubling (A44's multiplier is 2) up to 1 s.
+            retryPolicy: {
+              retryOn: 'unavailable',
+              numRetries: 3,
+              retryBackOff: { baseInterval: '0.1s', maxInterval: '1s' },
             },
-          ],
-        },
-      ],
-    },
+          },
+        ],
+      },
+    ]),
     cp.cluster({ name }),
     cp.clusterLoadAssignment(name, [{ zone: 'a', endpoints: [`127.0.0.1:${flaky.port}`] }]),
   ];

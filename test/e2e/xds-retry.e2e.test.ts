@@ -15,8 +15,14 @@ import { describeFailure, type RetryStep, runStep, type StepOutcome } from './xd
 
 const UNAVAILABLE = 14;
 
+type RetryPolicyJson = Record<string, unknown>;
+
 /** A44 retry_policy as proto3 JSON; backoff 1 ms / 4 ms by default keeps a 5-attempt call short. */
-const retryPolicy = (retryOn: string, numRetries?: number, backOff = ['0.001s', '0.004s']) => ({
+const retryPolicy = (
+  retryOn: string,
+  numRetries?: number,
+  backOff = ['0.001s', '0.004s'],
+): RetryPolicyJson => ({
   retryOn,
   ...(numRetries !== undefined ? { numRetries } : {}),
   retryBackOff: { baseInterval: backOff[0], maxInterval: backOff[1] },
@@ -26,30 +32,25 @@ const retryPolicy = (retryOn: string, numRetries?: number, backOff = ['0.001s', 
 function service(
   name: string,
   endpoints: string[],
-  policies: { virtualHost?: object; route?: object; warmUpRoute?: object },
+  policies: { virtualHost?: RetryPolicyJson; route?: RetryPolicyJson; warmUpRoute?: RetryPolicyJson },
   clusterFields: Omit<ClusterSpec, 'name'> = {},
 ): ResourceJson[] {
-  const toCluster = (policy?: object) => ({ cluster: name, ...(policy ? { retryPolicy: policy } : {}) });
+  const toCluster = (policy?: RetryPolicyJson) => ({
+    cluster: name,
+    ...(policy ? { retryPolicy: policy } : {}),
+  });
   return [
     cp.listener(name, { rds: `${name}-routes` }),
-    {
-      '@type': cp.ROUTE_CONFIGURATION_TYPE_URL,
-      name: `${name}-routes`,
-      virtualHosts: [
-        {
-          name: `${name}-vh`,
-          domains: ['*'],
-          ...(policies.virtualHost ? { retryPolicy: policies.virtualHost } : {}),
-          routes: [
-            {
-              match: { prefix: '', headers: [{ name: 'x-warmup', presentMatch: true }] },
-              route: toCluster(policies.warmUpRoute),
-            },
-            { match: { prefix: '' }, route: toCluster(policies.route) },
-          ],
-        },
-      ],
-    },
+    cp.routeConfiguration(`${name}-routes`, [
+      {
+        name: `${name}-vh`,
+        ...(policies.virtualHost ? { retryPolicy: policies.virtualHost } : {}),
+        routes: [
+          { headers: [{ name: 'x-warmup', presentMatch: true }], ...toCluster(policies.warmUpRoute) },
+          toCluster(policies.route),
+        ],
+      },
+    ]),
     cp.cluster({ name, ...clusterFields }),
     cp.clusterLoadAssignment(name, [{ zone: 'a', endpoints }]),
   ];
