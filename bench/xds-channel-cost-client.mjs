@@ -5,7 +5,7 @@
 // channel's backend addresses in BENCH_PLAIN_ADDRESSES (comma-separated). One JSON line on stdout, then exit.
 // With BENCH_COST_CALLGRIND_CALLS=N (the process runs under valgrind's callgrind): after the warm-up, the line
 // `started` on stdout after the first OK call (the parent dumps the start's counters; it goes on once a line
-// arrives on stdin), `counting` on stdout, then N sequential calls once a line arrives on stdin (the parent has zeroed the
+// arrives on stdin), `counting` on stdout, then N calls (BENCH_COST_CALLGRIND_IN_FLIGHT at once, 1 by default) once a line arrives on stdin (the parent has zeroed the
 // counters), then the line `counted`, and the exit once another line arrives (the parent has dumped them).
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -18,6 +18,8 @@ const SEQUENTIAL = Number(process.env.BENCH_COST_SEQUENTIAL ?? 3_000);
 const CONCURRENT = Number(process.env.BENCH_COST_CONCURRENT ?? 10_000);
 const INFLIGHT = 50;
 const CALLGRIND_CALLS = Number(process.env.BENCH_COST_CALLGRIND_CALLS ?? 0);
+/** How many of the counted calls are in flight at once (1: one after the other). */
+const CALLGRIND_IN_FLIGHT = Number(process.env.BENCH_COST_CALLGRIND_IN_FLIGHT ?? 1);
 /** Each call's deadline; longer under valgrind, where the first call waits for the xDS resources 50× slower. */
 const DEADLINE_MS = Number(process.env.BENCH_COST_CALL_DEADLINE_MS ?? 30_000);
 
@@ -107,7 +109,7 @@ async function perCall(calls, inflight) {
 
 if (CALLGRIND_CALLS > 0) {
   await awaitLine('counting');
-  for (let i = 0; i < CALLGRIND_CALLS; i++) await call();
+  await perCall(CALLGRIND_CALLS, CALLGRIND_IN_FLIGHT);
   await awaitLine('counted');
   client.close();
   process.exit(0);

@@ -22,6 +22,7 @@
  * not move. It is given for the whole process and for its main thread alone: V8's optimizing compiler still
  * runs on background threads after the warm-up (about half of the process's instructions in those 1,000
  * calls), which moves the whole-process figure by a few per cent between runs. BENCH_COST_ROUNDS=0 with it prints only those figures; BENCH_COST_CALLGRIND_KEEP=<dir> keeps the dumps.
+ * BENCH_COST_CALLGRIND_IN_FLIGHT=50 counts those calls with 50 in flight instead of one after the other.
  * BENCH_COST_CALLGRIND_CACHE=1 adds callgrind's cache simulation (about twice as slow; the last level set to
  * 1 MiB, 16-way, the size of a core's L2, since valgrind reads this machine's as 256 MB direct-mapped): the main
  * thread's first-level and last-level cache misses per call, what instruction counts leave out (more heap and
@@ -48,6 +49,8 @@ const ROUNDS = Number(process.env.BENCH_COST_ROUNDS ?? 3);
 const NODE_FLAGS = process.env.BENCH_COST_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
 const CALLGRIND = process.env.BENCH_COST_CALLGRIND === '1';
 const CALLGRIND_CALLS = Number(process.env.BENCH_COST_CALLGRIND_CALLS ?? 1_000);
+/** BENCH_COST_CALLGRIND_IN_FLIGHT=50 counts the calls with 50 in flight instead of one after the other. */
+const CALLGRIND_IN_FLIGHT = Number(process.env.BENCH_COST_CALLGRIND_IN_FLIGHT ?? 1);
 /** BENCH_COST_CALLGRIND_KEEP=<dir>: keep each side's dump there (callgrind_annotate it), not in a removed temp dir. */
 const KEEP_DUMPS = process.env.BENCH_COST_CALLGRIND_KEEP;
 const CACHE_SIM = process.env.BENCH_COST_CALLGRIND_CACHE === '1';
@@ -336,7 +339,7 @@ function printIrPerCall(ir: ReadonlyMap<Side, IrPerCall>): void {
     return `${g(x.startAll)}${ratio(x.startAll, xds?.startAll, 'grpc-js-xds')}, main thread ${g(x.startMain)}${ratio(x.startMain, xds?.startMain, 'grpc-js-xds')}`;
   };
   console.log(
-    `\ninstructions per sequential call (callgrind Ir, ${CALLGRIND_CALLS.toLocaleString('en')} calls after the warm-up; all threads, and the main thread alone): lbtree xds: ${perCall('lbtree')}; grpc-js round_robin (plain) ${perCall('grpc-js-plain')}; @grpc/grpc-js-xds ${perCall('grpc-js-xds')}.`,
+    `\ninstructions per ${CALLGRIND_IN_FLIGHT > 1 ? `call at ${CALLGRIND_IN_FLIGHT} in flight` : 'sequential call'} (callgrind Ir, ${CALLGRIND_CALLS.toLocaleString('en')} calls after the warm-up; all threads, and the main thread alone): lbtree xds: ${perCall('lbtree')}; grpc-js round_robin (plain) ${perCall('grpc-js-plain')}; @grpc/grpc-js-xds ${perCall('grpc-js-xds')}.`,
   );
   console.log(
     `instructions from process start to the first OK call (callgrind Ir; all threads, and the main thread alone): lbtree xds: ${start('lbtree')}; grpc-js round_robin (plain) ${start('grpc-js-plain')}; @grpc/grpc-js-xds ${start('grpc-js-xds')}.`,
