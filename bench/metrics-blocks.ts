@@ -28,7 +28,8 @@ import { median } from './report.js';
  */
 const SEMI_SPACE_MB = 64;
 
-function childFlags(): string[] {
+/** The node flags of a blocks child: `--expose-gc` and the fixed young generation (see SEMI_SPACE_MB). */
+export function childFlags(): string[] {
   const mb = Number(process.env.BENCH_METRICS_SEMI_SPACE_MB) || SEMI_SPACE_MB;
   // BENCH_METRICS_BLOCKS_NODE_FLAGS (space-separated) adds flags, e.g. --cpu-prof to profile the channels.
   const extra = (process.env.BENCH_METRICS_BLOCKS_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');

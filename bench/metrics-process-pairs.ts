@@ -8,8 +8,10 @@
  * the same mode. BENCH_METRICS_PAIRS (3) pairs of processes per comparison, BENCH_METRICS_PAIR_CYCLES (160)
  * measured cycles each; each pair's generations are the bootstrap's groups.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { childFlags } from './metrics-blocks.js';
 import type { Block, BlocksResult } from './metrics-blocks-child.js';
 import {
   costVerdict,
@@ -23,29 +25,20 @@ import { median } from './report.js';
 const PAIRS = Number(process.env.BENCH_METRICS_PAIRS) || 3;
 const CYCLES = Number(process.env.BENCH_METRICS_PAIR_CYCLES) || 160;
 const GENERATIONS = 4;
-const SEMI_SPACE_MB = 64;
 
 /** One driven child: its lines in order, and a way to send it one. */
 class DrivenChild {
+  private readonly child: ChildProcessByStdio<Writable, Readable, null>;
   private readonly lines: AsyncIterator<string>;
   private readonly exited: Promise<number | null>;
-  private last = '';
 
   constructor(
     target: string,
     readonly mode: string,
   ) {
-    const mb = Number(process.env.BENCH_METRICS_SEMI_SPACE_MB) || SEMI_SPACE_MB;
-    const child = spawn(
+    this.child = spawn(
       process.execPath,
-      [
-        '--expose-gc',
-        `--min-semi-space-size=${mb}`,
-        `--max-semi-space-size=${mb}`,
-        '--import',
-        'tsx',
-        'bench/metrics-blocks-child.ts',
-      ],
+      [...childFlags(), '--import', 'tsx', 'bench/metrics-blocks-child.ts'],
       {
         env: {
           ...process.env,
@@ -58,12 +51,13 @@ class DrivenChild {
         stdio: ['pipe', 'pipe', 'inherit'],
       },
     );
-    this.send = (line) => child.stdin.write(`${line}\n`);
-    this.lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-    this.exited = new Promise((resolve) => child.once('exit', resolve));
+    this.lines = createInterface({ input: this.child.stdout })[Symbol.asyncIterator]();
+    this.exited = new Promise((resolve) => this.child.once('exit', resolve));
   }
 
-  readonly send: (line: string) => void;
+  send(line: string): void {
+    this.child.stdin.write(`${line}\n`);
+  }
 
   /** Waits for the child's next line, which must be `expected`. */
   async expect(expected: string): Promise<void> {
@@ -74,18 +68,19 @@ class DrivenChild {
       );
   }
 
-  /** Ends the child; its blocks. */
+  /** Ends the child; its blocks (its last line). */
   async finish(): Promise<BlocksResult> {
     this.send('end');
+    let last = '';
     for (;;) {
       const next = await this.lines.next();
       if (next.done) break;
-      this.last = next.value;
+      last = next.value;
     }
     const code = await this.exited;
-    if (code !== 0 || !this.last.startsWith('{'))
+    if (code !== 0 || !last.startsWith('{'))
       throw new Error(`metrics process pair: the ${this.mode} child ended with ${code}`);
-    return JSON.parse(this.last) as BlocksResult;
+    return JSON.parse(last) as BlocksResult;
   }
 }
 
