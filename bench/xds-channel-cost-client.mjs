@@ -5,8 +5,9 @@
 // channel's backend addresses in BENCH_PLAIN_ADDRESSES (comma-separated). One JSON line on stdout, then exit.
 // With BENCH_COST_CALLGRIND_CALLS=N (the process runs under valgrind's callgrind): after the warm-up, the line
 // `started` on stdout after the first OK call (the parent dumps the start's counters; it goes on once a line
-// arrives on stdin), `counting` on stdout, then N calls (BENCH_COST_CALLGRIND_IN_FLIGHT at once, 1 by default) once a line arrives on stdin (the parent has zeroed the
-// counters), then the line `counted`, and the exit once another line arrives (the parent has dumped them).
+// arrives on stdin), `counting` on stdout, then N calls (BENCH_COST_CALLGRIND_IN_FLIGHT at once, 1 by default)
+// once a line arrives on stdin (the parent has zeroed the counters), then the line `counted`, and the exit once
+// another line arrives (the parent has dumped them).
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';

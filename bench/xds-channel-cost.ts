@@ -12,8 +12,9 @@
  * Medians of ROUNDS rounds. Goals (issue 25 §4): per-call wall and CPU ≤ 1.05 × plain; first OK call ≤ ½ of
  * grpc-js-xds's. Each round also runs plain grpc-js a second time, in a process of its own (the placebo): its
  * ratio to the first plain process is what this bench reads between two identical processes, the resolution
- * against which lbtree's ratio is read (BENCH_COST_PLACEBO=0 leaves it out). Knobs: BENCH_COST_ROUNDS, BENCH_COST_WARM_UP, BENCH_COST_SEQUENTIAL, BENCH_COST_CONCURRENT,
- * BENCH_COST_NODE_FLAGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_COST_SIDES (raw figures of some).
+ * against which lbtree's ratio is read (BENCH_COST_PLACEBO=0 leaves it out). Knobs: BENCH_COST_ROUNDS,
+ * BENCH_COST_WARM_UP, BENCH_COST_SEQUENTIAL, BENCH_COST_CONCURRENT, BENCH_COST_NODE_FLAGS (e.g. `--cpu-prof
+ * --cpu-prof-dir=/tmp/prof`), BENCH_COST_SIDES (raw figures of some).
  *
  * BENCH_COST_CALLGRIND=1 also runs each side once under valgrind's callgrind and counts the instructions (Ir)
  * its process executes per sequential call over BENCH_COST_CALLGRIND_CALLS calls (default 1,000) after the
