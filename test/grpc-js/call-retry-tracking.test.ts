@@ -18,8 +18,13 @@ const A96 = [
 
 function setup() {
   const otel = new OtelMetrics();
-  const clock = { t: 0 };
-  const tracers = new CallRetryTracers(otel.recorder('dns:///tracked', A96), () => clock.t, TrackedCall);
+  /** The tracers' clock: its time, and how often they read it. */
+  const clock = { t: 0, reads: 0 };
+  const now = () => {
+    clock.reads++;
+    return clock.t;
+  };
+  const tracers = new CallRetryTracers(otel.recorder('dns:///tracked', A96), now, TrackedCall);
   const tracer = tracers.forCall('/pkg.Echo/Say');
   const calls: string[] = [];
   const real = { name: 'the real subchannel' };
@@ -51,7 +56,14 @@ function setup() {
     const m = await otel.collect();
     return Object.fromEntries(A96.map((n) => [n, m.get(n)?.points[0]?.histogram?.sum]));
   };
-  return { clock, tracer, calls, real, subchannel, complete, failed, metadata, values };
+  /** One attempt of `call` that picks, starts its stream and ends with `code`. */
+  const streamed = (call: TrackedCall, previous: number, code: status) => {
+    const result = trackAttempt(call, metadata(previous), complete);
+    result.subchannel!.getRealSubchannel();
+    result.onCallStarted!();
+    result.onCallEnded!(code, code === status.OK ? 'OK' : 'x', new Metadata());
+  };
+  return { clock, tracers, tracer, calls, real, subchannel, complete, failed, metadata, values, streamed };
 }
 
 describe('A96 tracking of a call on grpc-js (picker adapter side)', () => {
@@ -74,38 +86,21 @@ describe('A96 tracking of a call on grpc-js (picker adapter side)', () => {
   });
 
   test('an attempt that ended OK reads no clock: no attempt follows a success (A96: no delay can follow it); one that failed reads it once, and the delay runs from it', async () => {
-    const otel = new OtelMetrics();
-    let t = 0;
-    let reads = 0;
-    const clock = () => {
-      reads++;
-      return t;
-    };
-    const tracers = new CallRetryTracers(otel.recorder('dns:///tracked', A96), clock, TrackedCall);
     const s = setup();
-    const once = tracers.forCall('/pkg.Echo/Say');
-    const only = trackAttempt(once, s.metadata(0), s.complete);
-    only.subchannel!.getRealSubchannel();
-    only.onCallStarted!();
-    only.onCallEnded!(status.OK, 'OK', new Metadata());
+    const once = s.tracers.forCall('/pkg.Echo/Say');
+    s.streamed(once, 0, status.OK);
     once.callEnded();
-    assert.equal(reads, 0, 'a call whose one attempt succeeded');
+    assert.equal(s.clock.reads, 0, 'a call whose one attempt succeeded');
 
-    const retried = tracers.forCall('/pkg.Echo/Say');
-    const first = trackAttempt(retried, s.metadata(0), s.complete);
-    first.subchannel!.getRealSubchannel();
-    first.onCallStarted!();
-    t = 10;
-    first.onCallEnded!(status.UNAVAILABLE, 'x', new Metadata());
-    assert.equal(reads, 1, 'the failed attempt’s end');
-    t = 250;
-    const retry = trackAttempt(retried, s.metadata(1), s.complete);
-    retry.subchannel!.getRealSubchannel();
-    retry.onCallStarted!();
-    retry.onCallEnded!(status.OK, 'OK', new Metadata());
+    const retried = s.tracers.forCall('/pkg.Echo/Say');
+    s.clock.t = 10;
+    s.streamed(retried, 0, status.UNAVAILABLE);
+    assert.equal(s.clock.reads, 1, 'the failed attempt’s end');
+    s.clock.t = 250;
+    s.streamed(retried, 1, status.OK);
     retried.callEnded();
-    assert.equal(reads, 2, 'and the retry’s start, not its successful end');
-    const delay = (await otel.collect()).get('grpc.client.call.retry_delay')?.points[0]?.histogram?.sum;
+    assert.equal(s.clock.reads, 2, 'and the retry’s start, not its successful end');
+    const delay = (await s.values())['grpc.client.call.retry_delay'];
     assert.ok(Math.abs(delay! - 0.24) < 1e-9, `${delay}`);
   });
 
