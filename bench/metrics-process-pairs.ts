@@ -135,8 +135,8 @@ function perPair(pairs: readonly [BlocksResult, BlocksResult][]): string {
 export async function runProcessPairs(target: string): Promise<void> {
   const comparisons: [string, string, string][] = [
     ['off (a second process) vs off: the placebo', 'off', 'off'],
-    ['metrics on vs off', 'on', 'off'],
-    ["metrics on but A96's retry metrics vs off", 'on-but-a96', 'off'],
+    ["§1's instruments on (A78, A94, A91, A89's labels) vs off: the goal", 'on-but-a96', 'off'],
+    ["A96's experimental retry metrics enabled too vs off", 'on', 'off'],
   ];
   console.log(
     `\n## metrics (A79): each mode in a process of its own, two processes taking turns block by block (${PAIRS} pairs of processes per comparison, ${CYCLES} cycles each, after the blocks child's warm-up; 200 calls, 16 in flight, per block)\n`,
