@@ -36,11 +36,25 @@ export function childFlags(): string[] {
   return ['--expose-gc', `--min-semi-space-size=${mb}`, `--max-semi-space-size=${mb}`, ...extra];
 }
 
-/** One run of the blocks child over `channels` (e.g. ['none', 'off', 'on']). */
-export async function runBlocks(target: string, channels: readonly string[]): Promise<BlocksResult> {
+/**
+ * The verdict run's size unless BENCH_METRICS_CYCLES / BENCH_METRICS_GENERATIONS say otherwise: what sets its
+ * interval is how far the channels' generations sit apart, so more generations narrow it where more cycles of the
+ * same 8 did not (stop 34: 24 generations of 50 cycles resolved both goal rows in about 6 minutes, 400 × 8 did not).
+ */
+const VERDICT_SIZE = { BENCH_METRICS_CYCLES: '1200', BENCH_METRICS_GENERATIONS: '24' };
+
+/** One run of the blocks child over `channels` (e.g. ['none', 'off', 'on']); `size`: the child's defaults if unset. */
+export async function runBlocks(
+  target: string,
+  channels: readonly string[],
+  size: Record<string, string> = {},
+): Promise<BlocksResult> {
+  const defaults = Object.fromEntries(
+    Object.entries(size).filter(([name]) => process.env[name] === undefined),
+  );
   const last = await runJsonLineChild(
     [...childFlags(), '--import', 'tsx', 'bench/metrics-blocks-child.ts'],
-    { BENCH_METRICS_TARGET: target, BENCH_METRICS_CHANNELS: channels.join(',') },
+    { ...defaults, BENCH_METRICS_TARGET: target, BENCH_METRICS_CHANNELS: channels.join(',') },
     '{',
     `the metrics blocks child (${channels.join(',')})`,
   );
@@ -122,7 +136,9 @@ function settings(result: BlocksResult): string {
  */
 export async function runBlocksVerdict(target: string): Promise<number | undefined> {
   const onlySelfTest = process.env.BENCH_METRICS_SELF_TEST === 'only';
-  const main = onlySelfTest ? null : await runBlocks(target, ['none', 'off', 'on', 'on-but-a96']);
+  const main = onlySelfTest
+    ? null
+    : await runBlocks(target, ['none', 'off', 'on', 'on-but-a96'], VERDICT_SIZE);
   if (main !== null) printVerdict(main);
   if (process.env.BENCH_METRICS_SELF_TEST !== '0') await runSelfTest(target);
   return main === null ? undefined : median(main.blocks.map((b) => (b.calls / b.wallUs) * 1e6));
