@@ -1,8 +1,8 @@
 /**
  * The metrics cost verdict on a real channel (issue 24 §1: calls per second and CPU per call, the instruments §1
  * names on vs off and off vs none, within 2 %): one client process holds a channel of each mode (`on-but-a96` is
- * §1's instruments; `on` adds A96's experimental per-call retry metrics, judged beside), and runs them in interleaved blocks (bench/metrics-blocks-child.ts); each cycle's
- * blocks give one ratio per pair of channels, judged by the median of the ratios and its bootstrap 95 %
+ * §1's instruments; `on` adds A96's experimental per-call retry metrics, judged beside) and runs them in
+ * interleaved blocks (bench/metrics-blocks-child.ts); each cycle's blocks give one ratio per pair of channels, judged by the median of the ratios and its bootstrap 95 %
  * interval over the channels' generations and cycles (bench/paired-ratio.ts). Two self-tests run the same way and
  * say whether the method can see 2 %: two identical channels (none vs none) must come out met around 1.000,
  * and a channel given a known extra cost (a busy loop of BENCH_METRICS_SPIN_PERCENT, 3 %, of a call's CPU)
@@ -42,6 +42,10 @@ export function childFlags(): string[] {
  * same 8 did not (stop 34: 24 generations of 50 cycles resolved both goal rows in about 6 minutes, 400 × 8 did not).
  */
 const VERDICT_SIZE = { BENCH_METRICS_CYCLES: '1200', BENCH_METRICS_GENERATIONS: '24' };
+
+/** The verdict run's channels, and their places in its result. */
+const VERDICT_CHANNELS = ['none', 'off', 'on', 'on-but-a96'];
+const [NONE, OFF, ALL_ON, SECTION_1_ON] = [0, 1, 2, 3];
 
 /** One run of the blocks child over `channels` (e.g. ['none', 'off', 'on']); `size`: the child's defaults if unset. */
 export async function runBlocks(
@@ -136,9 +140,7 @@ function settings(result: BlocksResult): string {
  */
 export async function runBlocksVerdict(target: string): Promise<number | undefined> {
   const onlySelfTest = process.env.BENCH_METRICS_SELF_TEST === 'only';
-  const main = onlySelfTest
-    ? null
-    : await runBlocks(target, ['none', 'off', 'on', 'on-but-a96'], VERDICT_SIZE);
+  const main = onlySelfTest ? null : await runBlocks(target, VERDICT_CHANNELS, VERDICT_SIZE);
   if (main !== null) printVerdict(main);
   if (process.env.BENCH_METRICS_SELF_TEST !== '0') await runSelfTest(target);
   return main === null ? undefined : median(main.blocks.map((b) => (b.calls / b.wallUs) * 1e6));
@@ -149,18 +151,22 @@ export async function runBlocksVerdict(target: string): Promise<number | undefin
  * lbtree instrument but A96's four. A96's retry metrics are experimental (off unless enabled by name, A79) and the
  * only ones that do work per call: the channel with them too (`on`) is judged beside, as its own figure.
  */
+const GOAL_ROWS: readonly [label: string, a: number, b: number][] = [
+  ["§1's instruments on (A78, A94, A91, A89's labels) vs off: **the goal**", SECTION_1_ON, OFF],
+  ['metrics off vs no recorder (none): **the goal**', OFF, NONE],
+];
+
 function printVerdict(main: BlocksResult): void {
   console.log(
     `\n## metrics (A79): the verdict, one client process, four channels in interleaved blocks (WRR, 3 loopback servers with ORCA in the bench's process; ${settings(main)})\n`,
   );
   tableHeader();
+  for (const [label, a, b] of GOAL_ROWS) console.log(comparisonRow(main, label, a, b));
+  console.log(comparisonRow(main, "§1's instruments on vs no recorder (none)", SECTION_1_ON, NONE));
+  console.log(comparisonRow(main, "A96's experimental retry metrics enabled too vs off", ALL_ON, OFF));
   console.log(
-    comparisonRow(main, "§1's instruments on (A78, A94, A91, A89's labels) vs off: **the goal**", 3, 1),
+    comparisonRow(main, "A96's retry metrics enabled too vs §1's instruments only", ALL_ON, SECTION_1_ON),
   );
-  console.log(comparisonRow(main, 'metrics off vs no recorder (none): **the goal**', 1, 0));
-  console.log(comparisonRow(main, "§1's instruments on vs no recorder (none)", 3, 0));
-  console.log(comparisonRow(main, "A96's experimental retry metrics enabled too vs off", 2, 1));
-  console.log(comparisonRow(main, "A96's retry metrics enabled too vs §1's instruments only", 2, 3));
   console.log(`\nIssue 24 §1's goal (both figures of both goal rows): **${goalVerdict(main)}**.`);
   console.log(`\nPer channel: ${channelSummary(main)}.`);
 }
@@ -168,10 +174,7 @@ function printVerdict(main: BlocksResult): void {
 /** Met when both goal rows meet both figures, missed when any misses, otherwise not resolved. */
 function goalVerdict(main: BlocksResult): string {
   const verdicts: string[] = [];
-  for (const [a, b] of [
-    [3, 1],
-    [1, 0],
-  ] as const) {
+  for (const [, a, b] of GOAL_ROWS) {
     const qps = judged(main, a, b, 'calls per second');
     const cpu = judged(main, a, b, 'CPU per call');
     if (qps === null || cpu === null) return 'not measured';
