@@ -9,8 +9,10 @@
 // once a line arrives on stdin (the parent has zeroed the counters), then the line `counted`, and the exit once
 // another line arrives (the parent has dumped them).
 import { readFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
+import { constants, PerformanceObserver, performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { whoami, whoamiClientClass } from './whoami-client.mjs';
 
 const side = process.argv[2];
@@ -116,8 +118,38 @@ if (CALLGRIND_CALLS > 0) {
   process.exit(0);
 }
 
+/** How many full (mark-compact) collections V8 ran while `run` ran: the cost of a bigger old generation. */
+async function markCompactsDuring(run) {
+  let count = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries())
+      if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) count++;
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const result = await run();
+  // gc entries arrive in a later turn of the event loop.
+  await new Promise((resolve) => setImmediate(resolve));
+  observer.disconnect();
+  return { result, count };
+}
+
+/**
+ * The heap the process keeps, in MB: used heap after a full collection, once the figures are taken. `gc` is
+ * exposed only now, so the measured calls run under the flags a user's process has.
+ */
+function heapAfterFullGcMb() {
+  setFlagsFromString('--expose-gc');
+  runInNewContext('gc')();
+  return process.memoryUsage().heapUsed / 1e6;
+}
+
 const sequential = await perCall(SEQUENTIAL, 1);
-const concurrent = await perCall(CONCURRENT, INFLIGHT);
+const { result: concurrent, count: markCompacts } = await markCompactsDuring(() =>
+  perCall(CONCURRENT, INFLIGHT),
+);
+const heapMb = heapAfterFullGcMb();
 client.close();
-process.stdout.write(`${JSON.stringify({ mainMs, loadedMs, firstOkMs, sequential, concurrent })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ mainMs, loadedMs, firstOkMs, sequential, concurrent: { ...concurrent, markCompacts }, heapMb })}\n`,
+);
 process.exit(0);

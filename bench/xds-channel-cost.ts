@@ -8,7 +8,10 @@
  *   - process start → first OK call: performance.now() (ms since the process started) when the first call
  *     (wait-for-ready) succeeds; beside it, when the channel's modules had loaded;
  *   - after WARM_UP calls: wall and CPU time (user + system) per call over SEQUENTIAL calls one at a time, and
- *     CPU per call over CONCURRENT calls with 50 in flight.
+ *     CPU per call over CONCURRENT calls with 50 in flight, with the full (mark-compact) collections V8 ran
+ *     during those;
+ *   - at the end, the heap the process keeps (used after a full collection): at 50 in flight a process's CPU per
+ *     call follows the size of its heap (docs/performance.md, stop 34).
  * Medians of ROUNDS rounds. Goals (issue 25 §4): per-call wall and CPU ≤ 1.05 × plain; first OK call ≤ ½ of
  * grpc-js-xds's. Each round also runs plain grpc-js a second time, in a process of its own (the placebo): its
  * ratio to the first plain process is what this bench reads between two identical processes, the resolution
@@ -64,12 +67,19 @@ interface PerCall {
   readonly mainCpuUs: number | null;
 }
 
+interface ConcurrentPerCall extends PerCall {
+  /** Full (mark-compact) collections during the calls. */
+  readonly markCompacts: number;
+}
+
 export interface CostFigures {
   readonly mainMs: number;
   readonly loadedMs: number;
   readonly firstOkMs: number;
   readonly sequential: PerCall;
-  readonly concurrent: PerCall;
+  readonly concurrent: ConcurrentPerCall;
+  /** Used heap after a full collection at the end of the run, MB: what the process keeps. */
+  readonly heapMb: number;
 }
 
 function clientEnv(bootstrap: unknown, addresses: readonly string[]): NodeJS.ProcessEnv {
@@ -281,10 +291,12 @@ export async function runXdsChannelCostBench(): Promise<void> {
   console.log(`|---|---|---|---|---|---|---|${PLACEBO ? '---|' : ''}`);
   const row = (metric: string, f: (x: CostFigures) => number, unit: string, goal: string) => {
     const [ours, plain, xds] = [m('lbtree', f), m('grpc-js-plain', f), m('grpc-js-xds', f)];
-    const cell = (x: number) => `${x.toFixed(unit === 'ms' ? 1 : 2)} ${unit}`;
-    const placebo = PLACEBO ? ` ${(m('placebo', f) / plain).toFixed(3)} |` : '';
+    const cell = (x: number) => (unit === '' ? x.toFixed(1) : `${x.toFixed(unit === 'ms' ? 1 : 2)} ${unit}`);
+    // A count can be 0 on a side (no mark-compact in a short run): no ratio then.
+    const ratio = (a: number, b: number) => (b === 0 ? '—' : (a / b).toFixed(3));
+    const placebo = PLACEBO ? ` ${ratio(m('placebo', f), plain)} |` : '';
     console.log(
-      `| ${metric} | ${cell(ours)} | ${cell(plain)} | ${cell(xds)} | ${(ours / plain).toFixed(3)} | ${(ours / xds).toFixed(3)} | ${goal} |${placebo}`,
+      `| ${metric} | ${cell(ours)} | ${cell(plain)} | ${cell(xds)} | ${ratio(ours, plain)} | ${ratio(ours, xds)} | ${goal} |${placebo}`,
     );
   };
   row('process start → first OK call', (x) => x.firstOkMs, 'ms', '≤ 0.5 × grpc-js-xds');
@@ -304,6 +316,10 @@ export async function runXdsChannelCostBench(): Promise<void> {
     row('  of which other threads', (x) => x.sequential.cpuUs - x.sequential.mainCpuUs!, 'µs', '');
   }
   row('CPU per call, 50 in flight', (x) => x.concurrent.cpuUs, 'µs', '≤ 1.05 × plain');
+  // Why a fresh process's figure at 50 in flight follows its heap (docs/performance.md, stop 34): a bigger old
+  // generation is collected less often, at a higher cost each time.
+  row('  mark-compacts during those calls', (x) => x.concurrent.markCompacts, '', '');
+  row('heap kept (used after a full collection, at the end)', (x) => x.heapMb, 'MB', '');
   const rounds = (slot: Slot) =>
     runs[slot]
       .map(
